@@ -1,0 +1,56 @@
+# Fjord — one binary: Kafka-compatible broker, Connect runtime, connectors, mirror.
+#
+#   make run     start `fjord dev` (broker + HTTP) with data under ./data
+#   make test    install what the tests need, then run every test
+#   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake)
+
+GO      ?= go
+BIN     := bin/fjord
+PKGS    := ./...
+# Debian packages the tests drive Fjord with: real clients nobody here wrote.
+TEST_DEBS := kcat python3-kafka python3-confluent-kafka
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build run test test-short bench deps vet fmt fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/fjord
+
+run: build
+	./$(BIN) dev
+
+# deps installs the Debian packages the tests use, only when one is missing.
+deps:
+	@missing=""; for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing test dependencies:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+vet:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+test: deps build vet
+	$(GO) test -race -timeout 20m $(PKGS)
+
+# test-short is the inner loop: skips the slow process-level suites.
+test-short:
+	$(GO) test -short $(PKGS)
+
+bench: build
+	scripts/bench.sh
+
+# fuzz runs every fuzz target for a short while (FUZZTIME per target).
+FUZZTIME ?= 30s
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin
