@@ -1,0 +1,555 @@
+// Package controller owns cluster metadata changes: it validates admin
+// requests (create/delete topics, add partitions, alter configs, producer
+// id blocks), turns them into metadata records, makes them durable, and
+// publishes the resulting metadata.Image.
+//
+// Local is the single-node controller `fjord dev` and a one-node `fjord
+// broker` run: records go to a journal file fsynced before the change is
+// acknowledged. The cluster controller (raft) will satisfy the same method
+// set, so the broker's handlers do not change.
+//
+// All mutations are serialised by one mutex (mu); it is held across the
+// journal fsync on purpose: metadata changes are rare and must be applied
+// in journal order. Publishing (the OnChange callback) happens under mu
+// too, so subscribers see images in order; callbacks must not call back
+// into the controller.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/fjordhq/fjord/broker/metadata"
+)
+
+// Error is a Kafka error code with a message for the client.
+type Error struct {
+	Code    *kerr.Error
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code.Message
+	}
+	return e.Code.Message + ": " + e.Message
+}
+
+func errorf(code *kerr.Error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Options configures a Local controller.
+type Options struct {
+	NodeID int32
+	// ClusterID is used when the journal is new; an existing journal keeps its own.
+	ClusterID string
+	Logger    *slog.Logger
+	// DefaultPartitions and DefaultReplicationFactor fill in -1 in
+	// CreateTopics (num.partitions, default.replication.factor).
+	DefaultPartitions        int32
+	DefaultReplicationFactor int16
+	// ValidateTopicConfigs checks topic config overrides, returning an
+	// *Error (INVALID_CONFIG) naming every bad entry. Nil accepts all.
+	ValidateTopicConfigs func(configs map[string]string) error
+	// ValidateBrokerConfigs checks dynamic broker config changes.
+	ValidateBrokerConfigs func(broker string, configs map[string]string) error
+	// OnChange is called with each newly published image, in order.
+	OnChange func(old, new *metadata.Image)
+}
+
+// Local is the single-node controller.
+type Local struct {
+	opts  Options
+	log   *slog.Logger
+	mu    sync.Mutex
+	j     *journal
+	image atomic.Pointer[metadata.Image]
+}
+
+// compactEvery is how many journal entries accumulate before the journal
+// is rewritten as a snapshot of the image.
+const compactEvery = 1000
+
+// OpenLocal opens (or creates) the controller journal in dir.
+func OpenLocal(dir string, opts Options) (*Local, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.DefaultPartitions <= 0 {
+		opts.DefaultPartitions = 1
+	}
+	if opts.DefaultReplicationFactor <= 0 {
+		opts.DefaultReplicationFactor = 1
+	}
+	c := &Local{opts: opts, log: opts.Logger}
+	img := metadata.Empty()
+	j, err := openJournal(dir, func(first int64, recs []metadata.Record) error {
+		n, err := img.Apply(first, recs)
+		if err != nil {
+			return err
+		}
+		img = n
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.j = j
+	c.image.Store(img)
+	if img.ClusterID == "" {
+		id := opts.ClusterID
+		if id == "" {
+			id = metadata.NewUUID().String()
+		}
+		if err := c.commit([]metadata.Record{{Cluster: &metadata.ClusterRecord{ClusterID: id, ControllerID: opts.NodeID}}}); err != nil {
+			return nil, err
+		}
+	} else if img.ControllerID != opts.NodeID {
+		if err := c.commit([]metadata.Record{{Cluster: &metadata.ClusterRecord{ClusterID: img.ClusterID, ControllerID: opts.NodeID}}}); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Image returns the current metadata image.
+func (c *Local) Image() *metadata.Image { return c.image.Load() }
+
+// Close closes the journal.
+func (c *Local) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.j.close()
+}
+
+// commit appends recs and publishes the new image. Caller holds mu, or is
+// the constructor.
+func (c *Local) commit(recs []metadata.Record) error {
+	old := c.image.Load()
+	// Apply first: a record that does not apply must never reach the journal.
+	if _, err := old.Apply(0, recs); err != nil {
+		return fmt.Errorf("internal: invalid metadata change: %w", err)
+	}
+	first, err := c.j.append(recs)
+	if err != nil {
+		return err
+	}
+	img, err := old.Apply(first, recs)
+	if err != nil {
+		return err
+	}
+	c.image.Store(img)
+	if c.opts.OnChange != nil {
+		c.opts.OnChange(old, img)
+	}
+	if c.j.entries >= compactEvery {
+		if err := c.j.compact(snapshotRecords(img)); err != nil {
+			c.log.Warn("metadata journal compaction failed; will retry", "err", err)
+		}
+	}
+	return nil
+}
+
+// snapshotRecords returns records that rebuild img from empty.
+func snapshotRecords(img *metadata.Image) []metadata.Record {
+	recs := []metadata.Record{{Cluster: &metadata.ClusterRecord{ClusterID: img.ClusterID, ControllerID: img.ControllerID}}}
+	for _, id := range img.BrokerIDs() {
+		recs = append(recs, metadata.Record{Broker: &metadata.RegisterBrokerRecord{Broker: *img.Brokers[id]}})
+	}
+	for _, name := range img.TopicNames() {
+		t := img.Topics[name]
+		recs = append(recs, metadata.Record{Topic: &metadata.TopicRecord{Name: t.Name, ID: t.ID}})
+		for _, p := range t.Partitions {
+			recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: *p}})
+		}
+	}
+	for _, res := range slices.SortedFunc(maps.Keys(img.Configs), func(a, b metadata.ConfigResource) int {
+		if a.Type != b.Type {
+			return int(a.Type) - int(b.Type)
+		}
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	}) {
+		for _, k := range slices.Sorted(maps.Keys(img.Configs[res])) {
+			v := img.Configs[res][k]
+			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{Resource: res, Key: k, Value: &v}})
+		}
+	}
+	if img.NextProducerID > 0 {
+		recs = append(recs, metadata.Record{ProducerIDs: &metadata.ProducerIDsRecord{NextProducerID: img.NextProducerID}})
+	}
+	return recs
+}
+
+// RegisterBroker records this broker's endpoint (a no-op when unchanged).
+func (c *Local) RegisterBroker(b metadata.Broker) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.image.Load().Brokers[b.ID]; old != nil && *old == b {
+		return nil
+	}
+	return c.commit([]metadata.Record{{Broker: &metadata.RegisterBrokerRecord{Broker: b}}})
+}
+
+// CreateTopic is one topic to create.
+type CreateTopic struct {
+	Name              string
+	Partitions        int32 // -1: num.partitions
+	ReplicationFactor int16 // -1: default.replication.factor
+	// Assignment, if set, gives each partition's replicas explicitly
+	// (then Partitions and ReplicationFactor must be -1).
+	Assignment [][]int32
+	Configs    map[string]string
+}
+
+// TopicResult is the outcome for one topic.
+type TopicResult struct {
+	Topic *metadata.Topic // the created (or, validate-only, would-be) topic
+	Err   *Error
+}
+
+// CreateTopics validates and creates topics; results are in request order.
+// With validateOnly nothing is written.
+func (c *Local) CreateTopics(ctx context.Context, reqs []CreateTopic, validateOnly bool) []TopicResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.image.Load()
+	results := make([]TopicResult, len(reqs))
+	var recs []metadata.Record
+	pending := map[string]bool{}
+	for i, r := range reqs {
+		t, topicRecs, err := c.planTopic(img, r, pending)
+		if err != nil {
+			results[i].Err = err
+			continue
+		}
+		pending[r.Name] = true
+		results[i].Topic = t
+		recs = append(recs, topicRecs...)
+	}
+	if validateOnly || len(recs) == 0 {
+		return results
+	}
+	if err := c.commit(recs); err != nil {
+		for i := range results {
+			if results[i].Err == nil {
+				results[i] = TopicResult{Err: errorf(kerr.UnknownServerError, "%v", err)}
+			}
+		}
+	}
+	return results
+}
+
+func (c *Local) planTopic(img *metadata.Image, r CreateTopic, pending map[string]bool) (*metadata.Topic, []metadata.Record, *Error) {
+	if err := ValidateTopicName(r.Name); err != nil {
+		return nil, nil, err
+	}
+	if img.Topics[r.Name] != nil || pending[r.Name] {
+		return nil, nil, errorf(kerr.TopicAlreadyExists, "Topic '%s' already exists.", r.Name)
+	}
+	for existing := range img.Topics {
+		if existing != r.Name && collides(existing, r.Name) {
+			return nil, nil, errorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", r.Name, existing)
+		}
+	}
+	brokers := c.liveBrokers(img)
+	var assignment [][]int32
+	if len(r.Assignment) > 0 {
+		if r.Partitions != -1 || r.ReplicationFactor != -1 {
+			return nil, nil, errorf(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
+		}
+		var err *Error
+		if assignment, err = checkAssignment(r.Assignment, 0, brokers); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		n, rf := r.Partitions, r.ReplicationFactor
+		if n == -1 {
+			n = c.opts.DefaultPartitions
+		}
+		if rf == -1 {
+			rf = c.opts.DefaultReplicationFactor
+		}
+		if n <= 0 {
+			return nil, nil, errorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
+		}
+		if rf <= 0 {
+			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
+		}
+		if int(rf) > len(brokers) {
+			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+		}
+		assignment = assignReplicas(brokers, int(n), int(rf), 0, -1)
+	}
+	if c.opts.ValidateTopicConfigs != nil {
+		if err := c.opts.ValidateTopicConfigs(r.Configs); err != nil {
+			return nil, nil, asError(err, kerr.InvalidConfig)
+		}
+	}
+	t := &metadata.Topic{Name: r.Name, ID: metadata.NewUUID()}
+	recs := []metadata.Record{{Topic: &metadata.TopicRecord{Name: t.Name, ID: t.ID}}}
+	for i, replicas := range assignment {
+		p := metadata.Partition{Index: int32(i), Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]}
+		t.Partitions = append(t.Partitions, &p)
+		recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: p}})
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Configs)) {
+		v := r.Configs[k]
+		recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{
+			Resource: metadata.ConfigResource{Type: metadata.ResourceTopic, Name: r.Name}, Key: k, Value: &v}})
+	}
+	return t, recs, nil
+}
+
+func asError(err error, code *kerr.Error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return &Error{Code: code, Message: err.Error()}
+}
+
+// liveBrokers returns unfenced broker ids, sorted.
+func (c *Local) liveBrokers(img *metadata.Image) []int32 {
+	var ids []int32
+	for _, id := range img.BrokerIDs() {
+		if !img.Brokers[id].Fenced {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// checkAssignment validates explicit replica assignments for partitions
+// starting at firstPartition.
+func checkAssignment(a [][]int32, firstPartition int, brokers []int32) ([][]int32, *Error) {
+	rf := len(a[0])
+	out := make([][]int32, len(a))
+	for i, replicas := range a {
+		if len(replicas) == 0 {
+			return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes an empty replica list.")
+		}
+		if len(replicas) != rf {
+			return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf)
+		}
+		seen := map[int32]bool{}
+		for _, b := range replicas {
+			if seen[b] {
+				return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", b)
+			}
+			seen[b] = true
+			if !slices.Contains(brokers, b) {
+				return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
+			}
+		}
+		_ = firstPartition + i
+		out[i] = slices.Clone(replicas)
+	}
+	return out, nil
+}
+
+// assignReplicas places n partitions of rf replicas on brokers the way
+// Kafka's rack-unaware placement does: leaders round-robin from a random
+// start, followers shifted by a random step. startIndex/shift of -1 pick
+// randomly.
+func assignReplicas(brokers []int32, n, rf, firstPartition, startIndex int) [][]int32 {
+	nb := len(brokers)
+	if startIndex < 0 {
+		startIndex = rand.IntN(nb)
+	}
+	shift := rand.IntN(nb)
+	out := make([][]int32, n)
+	current := firstPartition
+	for i := 0; i < n; i++ {
+		if current > 0 && current%nb == 0 {
+			shift++
+		}
+		first := (current + startIndex) % nb
+		replicas := []int32{brokers[first]}
+		for j := 0; j < rf-1; j++ {
+			s := 1 + (shift+j)%(nb-1)
+			replicas = append(replicas, brokers[(first+s)%nb])
+		}
+		out[i] = replicas
+		current++
+	}
+	return out
+}
+
+// DeleteTopics deletes topics by name; results are nil errors on success.
+func (c *Local) DeleteTopics(ctx context.Context, names []string) []*Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.image.Load()
+	errs := make([]*Error, len(names))
+	var recs []metadata.Record
+	seen := map[string]bool{}
+	for i, name := range names {
+		t := img.Topics[name]
+		switch {
+		case t == nil || seen[name]:
+			errs[i] = errorf(kerr.UnknownTopicOrPartition, "")
+		default:
+			seen[name] = true
+			recs = append(recs, metadata.Record{RemoveTopic: &metadata.RemoveTopicRecord{ID: t.ID}})
+		}
+	}
+	if len(recs) == 0 {
+		return errs
+	}
+	if err := c.commit(recs); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = errorf(kerr.UnknownServerError, "%v", err)
+			}
+		}
+	}
+	return errs
+}
+
+// CreatePartitions grows a topic to count partitions.
+func (c *Local) CreatePartitions(ctx context.Context, topic string, count int32, assignment [][]int32, validateOnly bool) *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.image.Load()
+	t := img.Topics[topic]
+	if t == nil {
+		return errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
+	}
+	have := int32(len(t.Partitions))
+	switch {
+	case count < have:
+		return errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, count)
+	case count == have:
+		return errorf(kerr.InvalidPartitions, "Topic already has %d partitions.", have)
+	}
+	brokers := c.liveBrokers(img)
+	add := int(count - have)
+	var replicas [][]int32
+	if len(assignment) > 0 {
+		if len(assignment) != add {
+			return errorf(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(assignment))
+		}
+		var err *Error
+		if replicas, err = checkAssignment(assignment, int(have), brokers); err != nil {
+			return err
+		}
+	} else {
+		rf := len(t.Partitions[0].Replicas)
+		if rf > len(brokers) {
+			return errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+		}
+		replicas = assignReplicas(brokers, add, rf, int(have), -1)
+	}
+	if validateOnly {
+		return nil
+	}
+	var recs []metadata.Record
+	for i, r := range replicas {
+		p := metadata.Partition{Index: have + int32(i), Replicas: r, ISR: slices.Clone(r), Leader: r[0]}
+		recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: p}})
+	}
+	if err := c.commit(recs); err != nil {
+		return errorf(kerr.UnknownServerError, "%v", err)
+	}
+	return nil
+}
+
+// AlterConfigs changes one resource's configs. set maps keys to new
+// values, nil meaning delete (revert to default). With replace (the legacy
+// AlterConfigs API) every key not in set is removed.
+func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, set map[string]*string, replace, validateOnly bool) *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	img := c.image.Load()
+	var current map[string]string
+	switch res.Type {
+	case metadata.ResourceTopic:
+		if img.Topics[res.Name] == nil {
+			return errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", res.Name)
+		}
+		current = img.TopicConfigs(res.Name)
+	case metadata.ResourceBroker:
+		if res.Name != "" {
+			id, err := strconv.ParseInt(res.Name, 10, 32)
+			if err != nil || img.Brokers[int32(id)] == nil {
+				return errorf(kerr.InvalidRequest, "Invalid broker id %s", res.Name)
+			}
+		}
+		current = img.BrokerConfigs(res.Name)
+	default:
+		return errorf(kerr.InvalidRequest, "Unsupported resource type %d", res.Type)
+	}
+	next := maps.Clone(current)
+	if replace {
+		next = map[string]string{}
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(next, k)
+		} else {
+			next[k] = *v
+		}
+	}
+	var err error
+	switch res.Type {
+	case metadata.ResourceTopic:
+		if c.opts.ValidateTopicConfigs != nil {
+			err = c.opts.ValidateTopicConfigs(next)
+		}
+	case metadata.ResourceBroker:
+		if c.opts.ValidateBrokerConfigs != nil {
+			err = c.opts.ValidateBrokerConfigs(res.Name, next)
+		}
+	}
+	if err != nil {
+		return asError(err, kerr.InvalidConfig)
+	}
+	if validateOnly {
+		return nil
+	}
+	var recs []metadata.Record
+	for _, k := range slices.Sorted(maps.Keys(current)) {
+		if _, ok := next[k]; !ok {
+			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{Resource: res, Key: k}})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(next)) {
+		if old, ok := current[k]; !ok || old != next[k] {
+			v := next[k]
+			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{Resource: res, Key: k, Value: &v}})
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := c.commit(recs); err != nil {
+		return errorf(kerr.UnknownServerError, "%v", err)
+	}
+	return nil
+}
+
+// AllocateProducerIDs reserves a block of n producer ids and returns the first.
+func (c *Local) AllocateProducerIDs(ctx context.Context, n int64) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := c.image.Load().NextProducerID
+	if err := c.commit([]metadata.Record{{ProducerIDs: &metadata.ProducerIDsRecord{NextProducerID: first + n}}}); err != nil {
+		return 0, err
+	}
+	return first, nil
+}

@@ -1,0 +1,144 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+var errBadUUID = errors.New("invalid UUID")
+
+// Record is one metadata change. Exactly one field is set; the JSON form
+// is what the journal stores.
+type Record struct {
+	Cluster     *ClusterRecord        `json:"cluster,omitempty"`
+	Broker      *RegisterBrokerRecord `json:"broker,omitempty"`
+	Topic       *TopicRecord          `json:"topic,omitempty"`
+	Partition   *PartitionRecord      `json:"partition,omitempty"`
+	RemoveTopic *RemoveTopicRecord    `json:"removeTopic,omitempty"`
+	Config      *ConfigRecord         `json:"config,omitempty"`
+	ProducerIDs *ProducerIDsRecord    `json:"producerIds,omitempty"`
+}
+
+// ClusterRecord sets the cluster id and the active controller.
+type ClusterRecord struct {
+	ClusterID    string `json:"clusterId"`
+	ControllerID int32  `json:"controllerId"`
+}
+
+// RegisterBrokerRecord adds or replaces a broker registration.
+type RegisterBrokerRecord struct{ Broker }
+
+// TopicRecord creates a topic (its partitions follow as PartitionRecords).
+type TopicRecord struct {
+	Name string `json:"name"`
+	ID   UUID   `json:"id"`
+}
+
+// PartitionRecord creates or replaces a partition of a topic.
+type PartitionRecord struct {
+	TopicID UUID `json:"topicId"`
+	Partition
+}
+
+// RemoveTopicRecord deletes a topic and its configs.
+type RemoveTopicRecord struct {
+	ID UUID `json:"id"`
+}
+
+// ConfigRecord sets (Value non-nil) or removes (Value nil) one config.
+type ConfigRecord struct {
+	Resource ConfigResource `json:"resource"`
+	Key      string         `json:"key"`
+	Value    *string        `json:"value"`
+}
+
+// ProducerIDsRecord reserves producer ids below NextProducerID.
+type ProducerIDsRecord struct {
+	NextProducerID int64 `json:"nextProducerId"`
+}
+
+// Apply returns the image after recs, which were stored at offsets
+// firstOffset, firstOffset+1, .... img is not modified.
+func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
+	n := img.clone()
+	for i, r := range recs {
+		if err := n.apply(r); err != nil {
+			return nil, fmt.Errorf("metadata record at offset %d: %w", firstOffset+int64(i), err)
+		}
+	}
+	if len(recs) > 0 {
+		n.Offset = firstOffset + int64(len(recs)) - 1
+	}
+	return n, nil
+}
+
+func (img *Image) apply(r Record) error {
+	switch {
+	case r.Cluster != nil:
+		img.ClusterID = r.Cluster.ClusterID
+		img.ControllerID = r.Cluster.ControllerID
+	case r.Broker != nil:
+		b := r.Broker.Broker
+		img.Brokers[b.ID] = &b
+	case r.Topic != nil:
+		if _, ok := img.Topics[r.Topic.Name]; ok {
+			return fmt.Errorf("topic %q already exists", r.Topic.Name)
+		}
+		t := &Topic{Name: r.Topic.Name, ID: r.Topic.ID}
+		img.Topics[t.Name] = t
+		img.TopicsByID[t.ID] = t
+	case r.Partition != nil:
+		old := img.TopicsByID[r.Partition.TopicID]
+		if old == nil {
+			return fmt.Errorf("partition record for unknown topic id %s", r.Partition.TopicID)
+		}
+		p := r.Partition.Partition
+		p.Replicas = slices.Clone(p.Replicas)
+		p.ISR = slices.Clone(p.ISR)
+		t := &Topic{Name: old.Name, ID: old.ID, Partitions: slices.Clone(old.Partitions)}
+		switch idx := int(p.Index); {
+		case idx < len(t.Partitions):
+			t.Partitions[idx] = &p
+		case idx == len(t.Partitions):
+			t.Partitions = append(t.Partitions, &p)
+		default:
+			return fmt.Errorf("partition %d of %s out of order (have %d)", idx, t.Name, len(t.Partitions))
+		}
+		img.Topics[t.Name] = t
+		img.TopicsByID[t.ID] = t
+	case r.RemoveTopic != nil:
+		t := img.TopicsByID[r.RemoveTopic.ID]
+		if t == nil {
+			return fmt.Errorf("remove of unknown topic id %s", r.RemoveTopic.ID)
+		}
+		delete(img.Topics, t.Name)
+		delete(img.TopicsByID, t.ID)
+		delete(img.Configs, ConfigResource{ResourceTopic, t.Name})
+	case r.Config != nil:
+		c := r.Config
+		m := maps.Clone(img.Configs[c.Resource])
+		if m == nil {
+			m = map[string]string{}
+		}
+		if c.Value == nil {
+			delete(m, c.Key)
+		} else {
+			m[c.Key] = *c.Value
+		}
+		if len(m) == 0 {
+			delete(img.Configs, c.Resource)
+		} else {
+			img.Configs[c.Resource] = m
+		}
+	case r.ProducerIDs != nil:
+		if r.ProducerIDs.NextProducerID < img.NextProducerID {
+			return fmt.Errorf("producer id block goes backwards: %d < %d", r.ProducerIDs.NextProducerID, img.NextProducerID)
+		}
+		img.NextProducerID = r.ProducerIDs.NextProducerID
+	default:
+		return errors.New("empty record")
+	}
+	return nil
+}

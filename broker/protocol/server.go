@@ -1,0 +1,522 @@
+// Package protocol serves the Kafka wire protocol over TCP.
+//
+// A Server accepts connections on its listeners and, per connection, runs
+// three goroutines joined by bounded channels:
+//
+//	reader ──requests──▶ processor ──responses──▶ writer
+//
+// The reader frames requests (4-byte size, capped by socket.request.max.bytes),
+// parses the request header and decodes the body with kmsg. The processor
+// hands requests to the Handler one at a time, in arrival order, so a
+// connection's requests are answered in order (what every Kafka client
+// relies on) while reading the next request and writing the previous
+// response overlap with the handling. Many connections run concurrently.
+//
+// Requests the server cannot parse — a bad frame, an unknown API key, a
+// version outside the advertised range — are logged and the connection is
+// closed, which is what Apache Kafka does; clients avoid them by asking
+// ApiVersions first. ApiVersions itself with a too-new version is answered
+// with UNSUPPORTED_VERSION at v0 so clients can downgrade (KIP-511).
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Request is one decoded request.
+type Request struct {
+	Key           int16
+	Version       int16
+	CorrelationID int32
+	ClientID      string
+	Body          kmsg.Request
+	// Received is when the request's bytes were read: used for latency
+	// metrics and throttling.
+	Received time.Time
+	// Size is the frame size in bytes (after the length prefix).
+	Size int
+}
+
+// Response is what a Handler returns for one request.
+type Response struct {
+	// Msg is the response body; its version must be the request's version.
+	Msg kmsg.Response
+	// None means no response is written (produce with acks=0).
+	None bool
+	// Close closes the connection after writing (after Msg, if any).
+	Close bool
+	// Done, if set, is called once Msg has been written (or dropped), so
+	// buffers referenced by Msg can be reused.
+	Done func()
+}
+
+// Handler serves requests. Handle is called on the connection's processor
+// goroutine: one request at a time per connection, concurrently across
+// connections. ctx is cancelled when the connection closes, so long polls
+// (fetch, join group) can give up.
+type Handler interface {
+	Handle(ctx context.Context, c *Conn, req *Request) Response
+}
+
+// VersionRange is an API's supported [Min, Max] versions.
+type VersionRange struct{ Min, Max int16 }
+
+// Config configures a Server.
+type Config struct {
+	// Versions lists the served APIs; requests for others close the connection.
+	Versions map[int16]VersionRange
+	// MaxRequestSize is socket.request.max.bytes (default 100 MiB).
+	MaxRequestSize int32
+	// IdleTimeout closes connections with no request for this long
+	// (connections.max.idle.ms, default 10 minutes). 0 disables.
+	IdleTimeout time.Duration
+	// ReadAhead is how many decoded requests may wait for the processor.
+	ReadAhead int
+	Logger    *slog.Logger
+	// Observer, if set, is told about every handled request (metrics).
+	Observer func(req *Request, elapsed time.Duration)
+	// OnConnection, if set, is called when a connection opens (+1) or closes (-1).
+	OnConnection func(delta int)
+}
+
+// Server serves the Kafka protocol on one or more listeners.
+type Server struct {
+	cfg     Config
+	handler Handler
+	log     *slog.Logger
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	conns     map[*Conn]struct{}
+	closed    bool
+	wg        sync.WaitGroup
+	nextID    atomic.Uint64
+}
+
+// NewServer returns a server that dispatches to h.
+func NewServer(cfg Config, h Handler) *Server {
+	if cfg.MaxRequestSize <= 0 {
+		cfg.MaxRequestSize = 100 << 20
+	}
+	if cfg.ReadAhead <= 0 {
+		cfg.ReadAhead = 8
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Server{cfg: cfg, handler: h, log: cfg.Logger, conns: make(map[*Conn]struct{})}
+}
+
+// Serve accepts connections on l until l is closed or the server shuts
+// down. It returns nil after Close.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and similar: back off and retry
+			// rather than spin or die.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed, retrying", "err", err, "backoff", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go c.run()
+	}
+}
+
+// Close stops accepting, closes every connection and waits for their
+// goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// NumConnections returns the number of open connections.
+func (s *Server) NumConnections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) removeConn(c *Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Conn is one client connection.
+type Conn struct {
+	srv    *Server
+	nc     net.Conn
+	id     uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+	log    *slog.Logger
+}
+
+func (s *Server) newConn(nc net.Conn) *Conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	id := s.nextID.Add(1)
+	return &Conn{
+		srv: s, nc: nc, id: id, ctx: ctx, cancel: cancel,
+		log: s.log.With("conn", id, "remote", nc.RemoteAddr().String()),
+	}
+}
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// LocalAddr is the listener address the client connected to.
+func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// ID is a process-unique connection number.
+func (c *Conn) ID() uint64 { return c.id }
+
+func (c *Conn) close() {
+	c.once.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+// pending is a request travelling from reader to processor, or a response
+// from processor to writer.
+type pending struct {
+	req  *Request
+	resp Response
+	buf  *[]byte // pooled frame buffer to release after handling, if any
+}
+
+func (c *Conn) run() {
+	defer c.srv.removeConn(c)
+	if f := c.srv.cfg.OnConnection; f != nil {
+		f(1)
+		defer f(-1)
+	}
+	reqs := make(chan pending, c.srv.cfg.ReadAhead)
+	resps := make(chan pending, c.srv.cfg.ReadAhead)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.process(reqs, resps) }()
+	go func() { defer wg.Done(); c.write(resps) }()
+	c.read(reqs)
+	wg.Wait()
+	c.close()
+}
+
+// read frames and decodes requests until the connection fails.
+func (c *Conn) read(out chan<- pending) {
+	defer close(out)
+	var sizeBuf [4]byte
+	for {
+		if t := c.srv.cfg.IdleTimeout; t > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(t))
+		}
+		if _, err := io.ReadFull(c.nc, sizeBuf[:]); err != nil {
+			c.logReadErr(err)
+			c.close()
+			return
+		}
+		size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
+		if size < 8 || size > c.srv.cfg.MaxRequestSize {
+			c.log.Warn("closing connection: request size out of range",
+				"size", size, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
+			c.close()
+			return
+		}
+		// Reading the body has its own deadline: a client that sent a
+		// size and stalls must not hold the connection forever.
+		c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		bufp := getBuf(int(size))
+		buf := *bufp
+		if _, err := io.ReadFull(c.nc, buf); err != nil {
+			putBuf(bufp)
+			c.logReadErr(err)
+			c.close()
+			return
+		}
+		received := time.Now()
+		req, err := c.decode(buf)
+		if err != nil {
+			putBuf(bufp)
+			c.log.Warn("closing connection: bad request", "err", err)
+			c.close()
+			return
+		}
+		req.Received = received
+		req.Size = int(size)
+		p := pending{req: req}
+		// Produce bodies are consumed (written to the log) before the
+		// handler returns, so their frame buffer can be reused. Other
+		// requests may hand slices of their body to long-lived state
+		// (group member metadata), so their buffer is left to the GC.
+		if req.Key == int16(kmsg.Produce) {
+			p.buf = bufp
+		}
+		select {
+		case out <- p:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *Conn) logReadErr(err error) {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.Debug("connection closed mid-request")
+	default:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.log.Debug("closing idle connection")
+			return
+		}
+		c.log.Debug("read failed", "err", err)
+	}
+}
+
+// errUnsupportedAPIVersions marks an ApiVersions request whose version we
+// do not serve: answered, not a reason to close.
+var errUnsupportedAPIVersions = errors.New("unsupported ApiVersions version")
+
+func (c *Conn) decode(buf []byte) (*Request, error) {
+	h, body, err := parseHeader(buf)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{Key: h.key, Version: h.version, CorrelationID: h.correlationID, ClientID: h.clientID}
+	vr, ok := c.srv.cfg.Versions[h.key]
+	if !ok {
+		return nil, fmt.Errorf("unsupported API key %d (%s) v%d from client %q", h.key, kmsg.NameForKey(h.key), h.version, h.clientID)
+	}
+	if h.version < vr.Min || h.version > vr.Max {
+		if h.key == int16(kmsg.ApiVersions) {
+			// KIP-511: answer at v0 with UNSUPPORTED_VERSION and our
+			// ranges so the client retries with a version we speak.
+			r := kmsg.NewPtrApiVersionsRequest()
+			r.Version = h.version
+			req.Body = r
+			return req, nil
+		}
+		return nil, fmt.Errorf("unsupported %s version %d (supported %d-%d) from client %q",
+			kmsg.NameForKey(h.key), h.version, vr.Min, vr.Max, h.clientID)
+	}
+	kr := kmsg.RequestForKey(h.key)
+	if kr == nil {
+		return nil, fmt.Errorf("unknown API key %d", h.key)
+	}
+	kr.SetVersion(h.version)
+	if kr.IsFlexible() {
+		// Request header v2 carries tagged fields after the client id.
+		body, err = skipTags(body)
+		if err != nil {
+			return nil, fmt.Errorf("%s v%d header: %w", kmsg.NameForKey(h.key), h.version, err)
+		}
+	}
+	if err := decodeBody(kr, body); err != nil {
+		return nil, fmt.Errorf("%s v%d from client %q: %w", kmsg.NameForKey(h.key), h.version, h.clientID, err)
+	}
+	req.Body = kr
+	return req, nil
+}
+
+// decodeBody decodes with kmsg, turning a decoder panic on hostile input
+// into an error so one bad client cannot take the broker down.
+func decodeBody(kr kmsg.Request, body []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed body: %v", r)
+		}
+	}()
+	return kr.ReadFrom(body)
+}
+
+func (c *Conn) process(in <-chan pending, out chan<- pending) {
+	defer close(out)
+	for p := range in {
+		if c.ctx.Err() != nil {
+			putBuf(p.buf)
+			continue
+		}
+		resp := c.handle(p.req)
+		putBuf(p.buf)
+		if obs := c.srv.cfg.Observer; obs != nil {
+			obs(p.req, time.Since(p.req.Received))
+		}
+		if resp.None && !resp.Close {
+			continue
+		}
+		p.resp = resp
+		select {
+		case out <- p:
+		case <-c.ctx.Done():
+			if resp.Done != nil {
+				resp.Done()
+			}
+		}
+		if resp.Close {
+			return
+		}
+	}
+}
+
+func (c *Conn) handle(req *Request) (resp Response) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panic; closing connection", "api", kmsg.NameForKey(req.Key),
+				"version", req.Version, "panic", r, "stack", stack())
+			resp = Response{None: true, Close: true}
+		}
+	}()
+	if req.Key == int16(kmsg.ApiVersions) {
+		if vr := c.srv.cfg.Versions[req.Key]; req.Version > vr.Max {
+			return Response{Msg: c.unsupportedAPIVersions(req)}
+		}
+	}
+	return c.srv.handler.Handle(c.ctx, c, req)
+}
+
+func (c *Conn) unsupportedAPIVersions(req *Request) kmsg.Response {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = 35 // UNSUPPORTED_VERSION
+	for _, k := range sortedKeys(c.srv.cfg.Versions) {
+		vr := c.srv.cfg.Versions[k]
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: vr.Min, MaxVersion: vr.Max})
+	}
+	// The request keeps its version for the header: ApiVersions responses
+	// always use header v0, so only the body version matters.
+	return resp
+}
+
+func (c *Conn) write(in <-chan pending) {
+	buf := make([]byte, 0, 64<<10)
+	var done []func()
+	flush := func() bool {
+		_, err := c.nc.Write(buf)
+		for _, f := range done {
+			f()
+		}
+		done = done[:0]
+		if cap(buf) > 8<<20 {
+			// Don't pin a huge buffer after one big fetch.
+			buf = make([]byte, 0, 64<<10)
+		} else {
+			buf = buf[:0]
+		}
+		if err != nil {
+			c.log.Debug("write failed", "err", err)
+			c.close()
+			return false
+		}
+		return true
+	}
+	for p := range in {
+		buf = appendResponse(buf, p.req, p.resp.Msg)
+		if p.resp.Done != nil {
+			done = append(done, p.resp.Done)
+		}
+		// Coalesce responses that are already waiting into one write.
+		for more := true; more && len(buf) < 1<<20; {
+			select {
+			case q, ok := <-in:
+				if !ok {
+					more = false
+					break
+				}
+				buf = appendResponse(buf, q.req, q.resp.Msg)
+				if q.resp.Done != nil {
+					done = append(done, q.resp.Done)
+				}
+				if q.resp.Close {
+					p.resp.Close = true
+				}
+			default:
+				more = false
+			}
+		}
+		if !flush() {
+			for q := range in {
+				if q.resp.Done != nil {
+					q.resp.Done()
+				}
+			}
+			return
+		}
+		if p.resp.Close {
+			c.close()
+		}
+	}
+}
+
+// appendResponse frames msg as the response to req.
+func appendResponse(dst []byte, req *Request, msg kmsg.Response) []byte {
+	if msg == nil {
+		return dst
+	}
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0) // size, filled below
+	dst = appendInt32(dst, req.CorrelationID)
+	// Response header v1 (tagged fields) for flexible versions, except
+	// ApiVersions, whose response header is always v0 so that a client
+	// can parse it before knowing our versions.
+	if msg.IsFlexible() && req.Key != int16(kmsg.ApiVersions) {
+		dst = append(dst, 0)
+	}
+	dst = msg.AppendTo(dst)
+	size := uint32(len(dst) - start - 4)
+	dst[start], dst[start+1], dst[start+2], dst[start+3] = byte(size>>24), byte(size>>16), byte(size>>8), byte(size)
+	return dst
+}
