@@ -1,0 +1,18 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func fdatasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
+
+// dieWithParent makes the kernel kill a child (a broker or driver) if the
+// orchestrator dies, so that an interrupted bench leaves no JVM behind.
+func dieWithParent(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+}
