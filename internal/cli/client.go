@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// DefaultBootstrap is where every command connects when neither
+// --bootstrap-server nor FJORD_BOOTSTRAP says otherwise: the address
+// `fjord dev` listens on.
+const DefaultBootstrap = "127.0.0.1:9092"
+
+// BootstrapEnv names the environment variable that replaces
+// DefaultBootstrap, so a shell can point every command at one cluster.
+const BootstrapEnv = "FJORD_BOOTSTRAP"
+
+// ClientOptions are the connection flags every command shares.
+type ClientOptions struct {
+	// Bootstrap is a comma-separated host:port list.
+	Bootstrap string
+	// CommandConfig is a Java properties file of client settings, as
+	// Kafka's tools take with --command-config. Only client.id is applied
+	// for now; other keys are reported and ignored.
+	CommandConfig string
+	// Timeout bounds connecting and each admin request.
+	Timeout time.Duration
+}
+
+// AddFlags registers --bootstrap-server/-b, --command-config and --timeout.
+// The bootstrap default is read from FJORD_BOOTSTRAP when the flags are
+// registered, so help text shows the address that will really be used.
+func (o *ClientOptions) AddFlags(fs *pflag.FlagSet) {
+	def := os.Getenv(BootstrapEnv)
+	if def == "" {
+		def = DefaultBootstrap
+	}
+	fs.StringVarP(&o.Bootstrap, "bootstrap-server", "b", def,
+		"comma-separated host:port list of brokers (env "+BootstrapEnv+")")
+	fs.StringVar(&o.CommandConfig, "command-config", "",
+		"client properties file (as Kafka's tools take); only client.id is applied for now")
+	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second,
+		"how long to wait for the cluster to answer")
+}
+
+// seeds splits the bootstrap list, dropping blanks so "a, b," works.
+func (o *ClientOptions) seeds() ([]string, error) {
+	var out []string
+	for s := range strings.SplitSeq(o.Bootstrap, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--bootstrap-server is empty: give host:port of a broker, e.g. " + DefaultBootstrap)
+	}
+	return out, nil
+}
+
+func (o *ClientOptions) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return 30 * time.Second
+	}
+	return o.Timeout
+}
+
+// clientOpts turns the shared flags into kgo options.
+func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
+	seeds, err := o.seeds()
+	if err != nil {
+		return nil, err
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(seeds...),
+		kgo.ClientID("fjord-cli"),
+		kgo.DialTimeout(min(o.timeout(), 10*time.Second)),
+		kgo.RetryTimeout(o.timeout()),
+	}
+	if o.CommandConfig != "" {
+		props, err := readPropertiesFile(o.CommandConfig)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range props {
+			switch k {
+			case "client.id":
+				opts = append(opts, kgo.ClientID(v))
+			case "bootstrap.servers":
+				// Kafka's tools let --bootstrap-server win too.
+			default:
+				slog.Warn("command-config: property not supported yet; ignored", "file", o.CommandConfig, "key", k)
+			}
+		}
+	}
+	return opts, nil
+}
+
+// Conn is a connected client: kgo for records, kadm for admin requests.
+type Conn struct {
+	Client *kgo.Client
+	Admin  *kadm.Client
+	// Bootstrap is the seed list as given, for messages.
+	Bootstrap string
+}
+
+// Close releases the connection.
+func (c *Conn) Close() { c.Client.Close() }
+
+// Connect builds a client from the shared flags plus extra (producer or
+// consumer) options and checks that a broker answers within the timeout, so
+// that a wrong address fails fast with advice instead of hanging in retries.
+func (o *ClientOptions) Connect(ctx context.Context, extra ...kgo.Opt) (*Conn, error) {
+	opts, err := o.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("client options: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.timeout())
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		cl.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &UnreachableError{Bootstrap: o.Bootstrap, Err: err}
+	}
+	adm := kadm.NewClient(cl)
+	adm.SetTimeoutMillis(int32(min(o.timeout(), time.Hour) / time.Millisecond))
+	return &Conn{Client: cl, Admin: adm, Bootstrap: o.Bootstrap}, nil
+}
+
+// UnreachableError says no seed broker answered.
+type UnreachableError struct {
+	Bootstrap string
+	Err       error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach %s: is `fjord dev` running, or should --bootstrap-server point elsewhere? (%v)",
+		e.Bootstrap, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
