@@ -191,6 +191,16 @@ func (b Batch) setBaseTimestamp(ts int64) {
 	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(ts))
 }
 
+// DeleteHorizon returns the delete horizon (KIP-534) that compaction stored
+// in baseTimestamp, and whether the batch has one. Record timestamps stay
+// baseTimestamp + delta either way.
+func (b Batch) DeleteHorizon() (int64, bool) {
+	if !b.HasDeleteHorizon() {
+		return -1, false
+	}
+	return b.BaseTimestamp(), true
+}
+
 // SetLogAppendTime marks the batch as LogAppendTime with the given time as
 // its max timestamp, as Kafka does for topics with
 // message.timestamp.type=LogAppendTime, and rewrites the CRC. Consumers
