@@ -6,12 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ConsumeOptions are the flags of `fjord consume`, named after
@@ -82,7 +87,7 @@ func (o *ConsumeOptions) formatter() (*RecordFormatter, error) {
 
 // consumerOpts maps the flags onto kgo options, refusing combinations whose
 // meaning would be unclear, as kafka-console-consumer does.
-func (o *ConsumeOptions) consumerOpts() ([]kgo.Opt, error) {
+func (o *ConsumeOptions) consumerOpts(pos *startPositions) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	switch strings.ToLower(o.IsolationLevel) {
 	case "", "read_uncommitted":
@@ -124,6 +129,8 @@ func (o *ConsumeOptions) consumerOpts() ([]kgo.Opt, error) {
 			// Commit what was printed, not what was fetched, so
 			// --max-messages never skips unprinted records.
 			kgo.AutoCommitMarks(),
+			kgo.OnPartitionsAssigned(pos.assigned),
+			kgo.OnPartitionsRevoked(pos.revoked),
 		), nil
 	}
 	if o.Partition >= 0 {
@@ -142,7 +149,8 @@ func Consume(ctx context.Context, co *ClientOptions, o ConsumeOptions, out, stat
 	if err != nil {
 		return res, err
 	}
-	kopts, err := o.consumerOpts()
+	pos := &startPositions{latest: !o.FromBeginning}
+	kopts, err := o.consumerOpts(pos)
 	if err != nil {
 		return res, err
 	}
@@ -228,6 +236,9 @@ loop:
 		// the printed position must be saved.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), co.timeout())
 		err := c.Client.CommitMarkedOffsets(cctx)
+		if err == nil {
+			err = pos.commitUnconsumed(cctx, c.Client, nil)
+		}
 		cancel()
 		if err != nil && loopErr == nil {
 			loopErr = groupErr(o.Group, fmt.Errorf("commit offsets of printed records: %w", err))
@@ -235,4 +246,119 @@ loop:
 	}
 	fmt.Fprintf(status, "Processed a total of %d messages\n", res.Consumed)
 	return res, loopErr
+}
+
+// startPositions makes a group consumer that printed nothing from a
+// partition still leave a committed position there, as Kafka's console
+// consumer does by committing its position on close. Without it, a group
+// starting at "latest" would start at the then-latest offset again next
+// time and silently skip what was produced in between.
+//
+// kgo exposes no fetch positions, so the position of a partition that
+// had no commit is taken from the end offset listed when it was assigned
+// (the reset target kgo itself resolves at the same moment). With
+// --from-beginning nothing is needed: no commit already means "earliest".
+type startPositions struct {
+	latest bool
+	mu     sync.Mutex
+	ends   map[string]map[int32]int64
+}
+
+func (s *startPositions) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	if !s.latest {
+		return
+	}
+	topics := make([]string, 0, len(assigned))
+	for t := range assigned {
+		topics = append(topics, t)
+	}
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topics...)
+	if err != nil {
+		slog.Debug("consume: list end offsets of assigned partitions", "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ends == nil {
+		s.ends = map[string]map[int32]int64{}
+	}
+	for t, ps := range assigned {
+		for _, p := range ps {
+			if lo, ok := ends.Lookup(t, p); ok && lo.Err == nil {
+				if s.ends[t] == nil {
+					s.ends[t] = map[int32]int64{}
+				}
+				s.ends[t][p] = lo.Offset
+			}
+		}
+	}
+}
+
+// revoked replaces kgo's default revoke (which commits marks): it also
+// commits the start positions of revoked partitions nothing was printed from.
+func (s *startPositions) revoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	err := cl.CommitMarkedOffsets(ctx)
+	if err == nil {
+		err = s.commitUnconsumed(ctx, cl, revoked)
+	}
+	if err != nil {
+		slog.Debug("consume: commit on revoke", "err", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, ps := range revoked {
+		for _, p := range ps {
+			delete(s.ends[t], p)
+		}
+	}
+}
+
+// commitUnconsumed commits the start position of every tracked partition
+// (or only those in only, when non-nil) that has neither a mark nor a
+// commit. kgo's marks cannot do this: it only tracks partitions it fetched
+// records from.
+func (s *startPositions) commitUnconsumed(ctx context.Context, cl *kgo.Client, only map[string][]int32) error {
+	s.mu.Lock()
+	if len(s.ends) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	marked, committed := cl.MarkedOffsets(), cl.CommittedOffsets()
+	add := map[string]map[int32]kgo.EpochOffset{}
+	for t, ps := range s.ends {
+		for p, end := range ps {
+			if only != nil && !slices.Contains(only[t], p) {
+				continue
+			}
+			if _, ok := marked[t][p]; ok {
+				continue
+			}
+			if c, ok := committed[t][p]; ok && c.Offset >= 0 {
+				continue
+			}
+			if add[t] == nil {
+				add[t] = map[int32]kgo.EpochOffset{}
+			}
+			add[t][p] = kgo.EpochOffset{Epoch: -1, Offset: end}
+		}
+	}
+	s.mu.Unlock()
+	if len(add) == 0 {
+		return nil
+	}
+	var commitErr error
+	cl.CommitOffsetsSync(ctx, add, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			commitErr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && commitErr == nil {
+					commitErr = fmt.Errorf("%s-%d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	})
+	return commitErr
 }

@@ -17,6 +17,10 @@ func brokerErr(err error, message string) error {
 	if message == "" || message == err.Error() {
 		return err
 	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) && (message == ke.Description || message == ke.Message) {
+		return err
+	}
 	return fmt.Errorf("%w (%s)", err, message)
 }
 

@@ -95,7 +95,7 @@ func shape(partitions int32, rf int16) string {
 	if partitions <= 0 || rf <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d partitions, replication factor %d)", partitions, rf)
+	return fmt.Sprintf(" (%s, replication factor %d)", plural(int(partitions), "partition"), rf)
 }
 
 // validateTopicName applies Kafka's rules locally, so the message can say
@@ -567,4 +567,12 @@ func TopicDelete(ctx context.Context, co *ClientOptions, names []string, ifExist
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// plural renders "1 partition", "3 partitions".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
