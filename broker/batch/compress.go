@@ -278,8 +278,7 @@ var zstdEncoders = sync.Pool{New: func() any {
 // klauspost's decoder refuses frames whose window exceeds its memory bound,
 // and Java's streaming ZstdOutputStream declares its level's window (2 MiB
 // at the default level 3, 8 MiB up to level 18) however small the batch is.
-// So tiny limits would refuse ordinary Java batches; 8 MiB is the cost a
-// bomb can incur before failing.
+// So tiny bounds would refuse ordinary Java batches.
 const zstdMinClass = 8 << 20
 
 // zstdDecoders holds one pool per power-of-two memory bound: the bound is
@@ -287,23 +286,56 @@ const zstdMinClass = 8 << 20
 // broker passes only a few distinct limits.
 var zstdDecoders [64]sync.Pool
 
+// zstdDecoder is a pooled decoder with the reader it streams from.
+type zstdDecoder struct {
+	d   *zstd.Decoder
+	src bytes.Reader
+}
+
+// decodeZstd decodes in one call when the frame declares its content size
+// (klauspost's encoder and librdkafka's one-shot path do), after checking
+// the size against the limit. Frames without it (Java's and librdkafka's
+// streaming encoders) are streamed through readBounded, so a bomb costs no
+// more than the limit: DecodeAll would only notice at the decoder's
+// power-of-two bound, after doubling its buffer past it.
 func decodeZstd(dst, src []byte, maxSize int) ([]byte, error) {
+	if len(src) == 0 {
+		return dst, nil // no frames decode to nothing, as in DecodeAll
+	}
+	var h zstd.Header
+	if err := h.Decode(src); err != nil {
+		return dst, err
+	}
+	if h.HasFCS && h.FrameContentSize > uint64(maxSize) {
+		return dst, ErrTooLarge
+	}
 	class := max(maxSize, zstdMinClass)
 	shift := bits.Len(uint(class - 1)) // smallest power of two >= class
 	pool := &zstdDecoders[shift]
-	d, _ := pool.Get().(*zstd.Decoder)
-	if d == nil {
-		var err error
-		d, err = zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1),
+	zd, _ := pool.Get().(*zstdDecoder)
+	if zd == nil {
+		d, err := zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(1), // synchronous: no goroutines to leak from a pool
 			zstd.WithDecoderMaxMemory(uint64(1)<<shift))
 		if err != nil {
 			return dst, fmt.Errorf("zstd decoder: %w", err)
 		}
+		zd = &zstdDecoder{d: d}
 	}
-	defer pool.Put(d)
+	defer pool.Put(zd)
 	start := len(dst)
-	out, err := d.DecodeAll(src, dst)
+	var out []byte
+	var err error
+	if h.HasFCS && !h.Skippable {
+		out, err = zd.d.DecodeAll(src, dst)
+	} else {
+		zd.src.Reset(src)
+		if err = zd.d.Reset(&zd.src); err == nil {
+			out, err = readBounded(dst, zd.d, maxSize, 4*len(src)+512)
+		}
+		zd.d.Reset(nil) // release src
+		zd.src.Reset(nil)
+	}
 	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		return dst, fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
