@@ -1,14 +1,18 @@
-//go:build goldencapture
+//go:build interop
 
-// This file regenerates the golden batches in testdata/golden: record
-// batches written by client implementations nobody here wrote, captured
-// byte for byte from their produce requests to an in-process kfake
-// cluster. It needs kcat (librdkafka), /usr/bin/python3 with kafka-python,
-// and Java 17 with Kafka's jars (scripts/kafka.sh fetch). Run:
+// Interop checks that need Java 17 and Kafka's jars (scripts/kafka.sh
+// fetch), kcat and /usr/bin/python3 with kafka-python, so they are not in
+// the default test run:
 //
-//	go test -tags goldencapture -run TestCaptureGolden ./broker/batch/
+//	go test -tags interop -run 'TestCaptureGolden|TestJavaReadsOurBatches' ./broker/batch/
 //
-// The records every producer sends are goldenRecords (golden_test.go).
+// TestCaptureGolden regenerates testdata/golden: record batches written by
+// client implementations nobody here wrote, captured byte for byte from
+// their produce requests to an in-process kfake cluster. The records every
+// producer sends are goldenRecords (golden_test.go).
+//
+// TestJavaReadsOurBatches has Kafka's Java consumer read the batches we
+// build, of every codec: the reader our snappy and lz4 framing must please.
 package batch
 
 import (
@@ -28,11 +32,46 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func TestCaptureGolden(t *testing.T) {
+// kafkaClasspath is where scripts/kafka.sh puts Kafka's jars.
+func kafkaClasspath(t *testing.T) string {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return filepath.Join(root, ".cache/kafka-4.4/libs/*")
+}
+
+func TestJavaReadsOurBatches(t *testing.T) {
+	c := newCluster(t, "ours")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	want := produceOurBatches(ctx, t, c)
+	cmd := exec.CommandContext(ctx, "java", "-cp", kafkaClasspath(t), "org.apache.kafka.tools.consumer.ConsoleConsumer",
+		"--bootstrap-server", c.ListenAddrs()[0], "--topic", "ours", "--partition", "0", "--offset", "earliest",
+		"--max-messages", fmt.Sprint(len(want)), "--timeout-ms", "30000",
+		"--formatter-property", "print.key=true", "--formatter-property", "print.headers=true",
+		"--formatter-property", "key.separator=|", "--formatter-property", "headers.separator=,")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("java consumer: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("java read %d records, want %d\n%s", len(lines), len(want), stderr.String())
+	}
+	for i, line := range lines {
+		w := want[i]
+		// Headers, key and value, each followed by key.separator.
+		if exp := "codec:" + w.header + "|" + w.key + "|" + w.value; line != exp {
+			t.Fatalf("java record %d:\n got %q\nwant %q", i, line, exp)
+		}
+	}
+	t.Logf("Kafka's Java consumer read all %d records of %d codecs", len(lines), len(codecs))
+}
+
+func TestCaptureGolden(t *testing.T) {
+	cp := kafkaClasspath(t)
 	input := t.TempDir() + "/input"
 	var lines bytes.Buffer
 	for _, r := range goldenRecords() {
@@ -78,7 +117,6 @@ p.close()
 			return exec.Command("/usr/bin/python3", "-c", script)
 		}},
 		{"java", []string{"none", "gzip", "snappy", "lz4", "zstd"}, func(addr, topic, codec string) *exec.Cmd {
-			cp := filepath.Join(root, ".cache/kafka-4.4/libs/*")
 			c := exec.Command("java", "-cp", cp, "org.apache.kafka.tools.ConsoleProducer",
 				"--bootstrap-server", addr, "--topic", topic,
 				"--compression-codec", codec,
