@@ -252,43 +252,44 @@ loop:
 // partition still leave a committed position there, as Kafka's console
 // consumer does by committing its position on close. Without it, a group
 // starting at "latest" would start at the then-latest offset again next
-// time and silently skip what was produced in between.
+// time and silently skip what was produced in between, and describe would
+// show no lag for partitions never printed from.
 //
-// kgo exposes no fetch positions, so the position of a partition that
-// had no commit is taken from the end offset listed when it was assigned
-// (the reset target kgo itself resolves at the same moment). With
-// --from-beginning nothing is needed: no commit already means "earliest".
+// kgo exposes no fetch positions, so the position of a partition that had
+// no commit is the start or end offset (per the reset policy) listed when
+// it was assigned: the same target kgo resolves at that moment.
 type startPositions struct {
 	latest bool
 	mu     sync.Mutex
-	ends   map[string]map[int32]int64
+	pos    map[string]map[int32]int64
 }
 
 func (s *startPositions) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
-	if !s.latest {
-		return
-	}
 	topics := make([]string, 0, len(assigned))
 	for t := range assigned {
 		topics = append(topics, t)
 	}
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topics...)
+	list := kadm.NewClient(cl).ListStartOffsets
+	if s.latest {
+		list = kadm.NewClient(cl).ListEndOffsets
+	}
+	listed, err := list(ctx, topics...)
 	if err != nil {
-		slog.Debug("consume: list end offsets of assigned partitions", "err", err)
+		slog.Debug("consume: list offsets of assigned partitions", "err", err)
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ends == nil {
-		s.ends = map[string]map[int32]int64{}
+	if s.pos == nil {
+		s.pos = map[string]map[int32]int64{}
 	}
 	for t, ps := range assigned {
 		for _, p := range ps {
-			if lo, ok := ends.Lookup(t, p); ok && lo.Err == nil {
-				if s.ends[t] == nil {
-					s.ends[t] = map[int32]int64{}
+			if lo, ok := listed.Lookup(t, p); ok && lo.Err == nil {
+				if s.pos[t] == nil {
+					s.pos[t] = map[int32]int64{}
 				}
-				s.ends[t][p] = lo.Offset
+				s.pos[t][p] = lo.Offset
 			}
 		}
 	}
@@ -308,7 +309,7 @@ func (s *startPositions) revoked(ctx context.Context, cl *kgo.Client, revoked ma
 	defer s.mu.Unlock()
 	for t, ps := range revoked {
 		for _, p := range ps {
-			delete(s.ends[t], p)
+			delete(s.pos[t], p)
 		}
 	}
 }
@@ -319,14 +320,14 @@ func (s *startPositions) revoked(ctx context.Context, cl *kgo.Client, revoked ma
 // records from.
 func (s *startPositions) commitUnconsumed(ctx context.Context, cl *kgo.Client, only map[string][]int32) error {
 	s.mu.Lock()
-	if len(s.ends) == 0 {
+	if len(s.pos) == 0 {
 		s.mu.Unlock()
 		return nil
 	}
 	marked, committed := cl.MarkedOffsets(), cl.CommittedOffsets()
 	add := map[string]map[int32]kgo.EpochOffset{}
-	for t, ps := range s.ends {
-		for p, end := range ps {
+	for t, ps := range s.pos {
+		for p, start := range ps {
 			if only != nil && !slices.Contains(only[t], p) {
 				continue
 			}
@@ -339,7 +340,7 @@ func (s *startPositions) commitUnconsumed(ctx context.Context, cl *kgo.Client, o
 			if add[t] == nil {
 				add[t] = map[int32]kgo.EpochOffset{}
 			}
-			add[t][p] = kgo.EpochOffset{Epoch: -1, Offset: end}
+			add[t][p] = kgo.EpochOffset{Epoch: -1, Offset: start}
 		}
 	}
 	s.mu.Unlock()

@@ -359,7 +359,7 @@ read:
 	if strings.TrimSpace(o.Acks) == "0" {
 		ackWord = "sent (acks=0: not confirmed by the broker)"
 	}
-	fmt.Fprintf(status, "%d records %s to topic %s", res.Acked, ackWord, o.Topic)
+	fmt.Fprintf(status, "%s %s to topic %s", plural(int(res.Acked), "record"), ackWord, o.Topic)
 	if res.Failed > 0 {
 		fmt.Fprintf(status, ", %d failed", res.Failed)
 	}
@@ -409,8 +409,8 @@ func checkTopicPartition(ctx context.Context, c *Conn, topic string, partition i
 	}
 	if partition >= 0 {
 		if _, ok := d.Partitions[partition]; !ok {
-			return fmt.Errorf("topic %s has no partition %d: it has %d partitions (0-%d); grow it with `fjord topic alter %s --partitions N`",
-				topic, partition, len(d.Partitions), len(d.Partitions)-1, topic)
+			return fmt.Errorf("topic %s has no partition %d: it has %s (0-%d); grow it with `fjord topic alter %s --partitions N`",
+				topic, partition, plural(len(d.Partitions), "partition"), len(d.Partitions)-1, topic)
 		}
 	}
 	return nil

@@ -238,8 +238,8 @@ func GroupResetOffsets(ctx context.Context, co *ClientOptions, group string, o R
 			return groupErr(group, fmt.Errorf("describe: %w", dg.Err))
 		}
 		if dg.Err == nil && dg.State != "Empty" && dg.State != "Dead" && dg.State != "" {
-			return fmt.Errorf("group %s is %s with %d members: offsets can only be reset while the group is inactive; "+
-				"stop its consumers (they would overwrite the new offsets), then retry", group, dg.State, len(dg.Members))
+			return fmt.Errorf("group %s is %s with %s: offsets can only be reset while the group is inactive; "+
+				"stop its consumers (they would overwrite the new offsets), then retry", group, dg.State, plural(len(dg.Members), "member"))
 		}
 	}
 
@@ -285,7 +285,7 @@ func GroupResetOffsets(ctx context.Context, co *ClientOptions, group string, o R
 			}
 			for _, p := range scope[t] {
 				if _, ok := d.Partitions[p]; !ok {
-					return fmt.Errorf("topic %s has no partition %d (it has %d)", t, p, len(d.Partitions))
+					return fmt.Errorf("topic %s has no partition %d: it has %s", t, p, plural(len(d.Partitions), "partition"))
 				}
 				parts.Add(t, p)
 			}
