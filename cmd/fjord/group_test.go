@@ -173,7 +173,7 @@ func TestGroupResetOffsets(t *testing.T) {
 		{[]string{"--all-topics", "--shift-by", "-2"}, "p0=3 p1=3"},
 		{[]string{"--topic", "events:0", "--to-offset", "1"}, "p0=1 p1=3"},
 		{[]string{"--topic", "events:1", "--to-offset", "99"}, "p0=1 p1=5"}, // clamped to the end
-		{[]string{"--topic", "events", "--shift-by", "-50"}, "p0=0 p1=0"},  // clamped to the start
+		{[]string{"--topic", "events", "--shift-by", "-50"}, "p0=0 p1=0"},   // clamped to the start
 		{[]string{"--topic", "events", "--to-datetime", "2999-01-01T00:00:00Z"}, "p0=5 p1=5"},
 		{[]string{"--topic", "events", "--to-datetime", "2000-01-01T00:00:00Z"}, "p0=0 p1=0"},
 		{[]string{"--topic", "events", "--to-latest"}, "p0=5 p1=5"},
