@@ -1,0 +1,182 @@
+package log
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// epochCache is Kafka's LeaderEpochFileCache: the start offset of every
+// leader epoch seen in the log, in leader-epoch-checkpoint. It answers
+// OffsetForLeaderEpoch, which followers and consumers use to detect
+// divergence after a leader change.
+//
+// Mutations come from the appender (holding Log.mu) and write the file
+// before returning, so the file never misses an epoch whose data may be on
+// disk. Reads take only the cache's own lock.
+type epochCache struct {
+	path    string
+	mu      sync.RWMutex
+	entries []epochEntry // epochs and start offsets both strictly increasing
+}
+
+func loadEpochCache(dir string) (*epochCache, error) {
+	c := &epochCache{path: filepath.Join(dir, leaderEpochFile)}
+	b, err := os.ReadFile(c.path)
+	if os.IsNotExist(err) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", c.path, err)
+	}
+	entries, err := decodeEpochCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.path, err)
+	}
+	for _, e := range entries {
+		c.assignLocked(e)
+	}
+	return c, nil
+}
+
+func (c *epochCache) latest() (epochEntry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.entries) == 0 {
+		return epochEntry{}, false
+	}
+	return c.entries[len(c.entries)-1], true
+}
+
+// needsAssign is the cheap check done on every append.
+func (c *epochCache) needsAssign(epoch int32, start int64) bool {
+	if epoch < 0 || start < 0 {
+		return false
+	}
+	last, ok := c.latest()
+	return !ok || epoch != last.epoch || start < last.start
+}
+
+// assign records that epoch starts at start, dropping entries that would
+// break monotonicity (a new leader overwriting a divergent tail), and
+// persists the cache.
+func (c *epochCache) assign(epoch int32, start int64) error {
+	if !c.needsAssign(epoch, start) {
+		return nil
+	}
+	c.mu.Lock()
+	c.assignLocked(epochEntry{epoch, start})
+	c.mu.Unlock()
+	return c.persist()
+}
+
+func (c *epochCache) assignLocked(e epochEntry) {
+	n := len(c.entries)
+	for n > 0 && (c.entries[n-1].epoch >= e.epoch || c.entries[n-1].start >= e.start) {
+		n--
+	}
+	c.entries = append(c.entries[:n], e)
+}
+
+// truncateFromEnd removes epochs starting at or after end (log truncated).
+func (c *epochCache) truncateFromEnd(end int64) error {
+	c.mu.Lock()
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].start >= end {
+		n--
+	}
+	changed := n != len(c.entries)
+	c.entries = c.entries[:n]
+	c.mu.Unlock()
+	if changed {
+		return c.persist()
+	}
+	return nil
+}
+
+// truncateFromStart drops epochs that ended before start and moves the
+// epoch holding start to begin there (log start offset moved).
+func (c *epochCache) truncateFromStart(start int64) error {
+	c.mu.Lock()
+	i := 0
+	for i < len(c.entries) && c.entries[i].start <= start {
+		i++
+	}
+	changed := false
+	if i > 0 {
+		keep := c.entries[i-1]
+		changed = i > 1 || keep.start != start
+		keep.start = start
+		c.entries = append([]epochEntry{keep}, c.entries[i:]...)
+	}
+	c.mu.Unlock()
+	if changed {
+		return c.persist()
+	}
+	return nil
+}
+
+func (c *epochCache) clear() error {
+	c.mu.Lock()
+	c.entries = nil
+	c.mu.Unlock()
+	return c.persist()
+}
+
+func (c *epochCache) persist() error {
+	c.mu.RLock()
+	b := encodeEpochCheckpoint(c.entries)
+	c.mu.RUnlock()
+	return writeFileAtomic(c.path, b)
+}
+
+// endOffsetFor is Kafka's endOffsetFor: the largest epoch <= requested and
+// the start offset of the next epoch (or leo for the latest epoch).
+// (-1, -1) when unknown.
+func (c *epochCache) endOffsetFor(requested int32, leo int64) (int32, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := len(c.entries)
+	if requested < 0 || n == 0 {
+		return -1, -1
+	}
+	if c.entries[n-1].epoch == requested {
+		return requested, leo
+	}
+	// higher: first entry with epoch > requested
+	h := 0
+	for h < n && c.entries[h].epoch <= requested {
+		h++
+	}
+	if h == n {
+		return -1, -1
+	}
+	if h == 0 {
+		return requested, c.entries[0].start
+	}
+	return c.entries[h-1].epoch, c.entries[h].start
+}
+
+// epochForOffset returns the epoch that offset belongs to, or -1.
+func (c *epochCache) epochForOffset(offset int64) int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	prev := int32(-1)
+	for _, e := range c.entries {
+		if e.start == offset {
+			return e.epoch
+		}
+		if e.start > offset {
+			return prev
+		}
+		prev = e.epoch
+	}
+	return prev
+}
+
+func (c *epochCache) snapshot() []epochEntry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]epochEntry(nil), c.entries...)
+}
