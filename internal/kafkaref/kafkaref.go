@@ -129,3 +129,27 @@ func LoadConfigDefs() (*ConfigDefs, error) {
 	}
 	return &d, nil
 }
+
+//go:embed testdata/configdef/validation.json
+var validationJSON []byte
+
+// ValidationCase is what Kafka's ConfigDef made of one config value
+// (ProbeValidation.java): the canonical rendering if it is valid, else
+// Kafka's error message.
+type ValidationCase struct {
+	Resource  string  `json:"resource"` // "topic" or "broker"
+	Name      string  `json:"name"`
+	Value     string  `json:"value"`
+	OK        bool    `json:"ok"`
+	Canonical *string `json:"canonical"`
+	Error     string  `json:"error"`
+}
+
+// LoadValidationCases reads the probe results.
+func LoadValidationCases() ([]ValidationCase, error) {
+	var cs []ValidationCase
+	if err := json.Unmarshal(validationJSON, &cs); err != nil {
+		return nil, fmt.Errorf("kafkaref: decode validation.json: %w", err)
+	}
+	return cs, nil
+}
