@@ -764,3 +764,23 @@ func (l *Log) pendingDeletes() int {
 	defer l.mu.Unlock()
 	return len(l.pending)
 }
+
+// abandon stops the log taking requests without closing its files, which
+// stay readable until the returned func closes them (Manager.Delete).
+func (l *Log) abandon() func() {
+	l.mu.Lock()
+	l.closed = true
+	pending := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	return func() {
+		l.bg.Wait()
+		for s, t := range pending {
+			t.Stop()
+			s.close()
+		}
+		for _, s := range l.segments() {
+			s.close()
+		}
+	}
+}
