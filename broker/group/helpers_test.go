@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func newHarness(t *testing.T, cfg Config, store *MemStore) *harness {
 		store = NewMemStore()
 	}
 	h := &harness{t: t, store: store, cfg: cfg, ctx: WithClient(context.Background(), "test-client", "/127.0.0.1")}
-	h.c = New(cfg, store, Options{Logger: quietLogger()})
+	h.c = New(cfg, store, Options{Logger: testLogger()})
 	for p := int32(0); p < cfg.OffsetsTopicPartitions; p++ {
 		if err := h.c.Load(p); err != nil {
 			t.Fatalf("load partition %d: %v", p, err)
@@ -258,4 +259,11 @@ func pending[T any](t *testing.T, what string, ch <-chan T) {
 		t.Fatalf("%s: unexpected response %+v", what, v)
 	default:
 	}
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("GROUP_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return quietLogger()
 }

@@ -170,10 +170,11 @@ func (h *harness) stableGroup(group string, n int, opts ...joinOpt) ([]string, i
 	}
 	var gen int32
 	var leader string
+	var ptype, pname *string
 	for _, ch := range chans {
 		jr := recv(h.t, "join", ch)
 		wantCode(h.t, "join", jr.ErrorCode, 0)
-		gen, leader = jr.Generation, jr.LeaderID
+		gen, leader, ptype, pname = jr.Generation, jr.LeaderID, jr.ProtocolType, jr.Protocol
 	}
 	// Rejoins can make a later member's join the one that completed the
 	// generation; all answers share it.
@@ -187,7 +188,9 @@ func (h *harness) stableGroup(group string, n int, opts ...joinOpt) ([]string, i
 		if id == leader {
 			a = assign
 		}
-		syncs = append(syncs, h.syncAsync(syncReq(group, id, gen, a)))
+		sr := syncReq(group, id, gen, a)
+		sr.ProtocolType, sr.Protocol = ptype, pname
+		syncs = append(syncs, h.syncAsync(sr))
 	}
 	for _, ch := range syncs {
 		wantCode(h.t, "sync", recv(h.t, "sync", ch).ErrorCode, 0)

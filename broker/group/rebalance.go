@@ -216,7 +216,10 @@ func (g *group) completeJoinPhase() {
 		// Only static members that have not rejoined remain: wait another
 		// rebalance timeout for them or for their sessions to expire.
 		g.c.log.Warn("group could not complete rebalance because no members rejoined", "group", g.id)
-		g.scheduleJoin(g.rebalanceTimeout(), g.completeJoinPhase)
+		// At least a second between retries: members loaded with a zero
+		// rebalance timeout would otherwise spin here until their
+		// sessions expire.
+		g.scheduleJoin(max(g.rebalanceTimeout(), time.Second), g.completeJoinPhase)
 		return
 	}
 
