@@ -22,8 +22,18 @@
 //	records              ...    61
 //
 // baseOffset and partitionLeaderEpoch lie outside the CRC, so the broker can
-// set them without recomputing it. Decoding individual records (compaction,
-// recompression, the group coordinator) lives in records.go and compress.go.
+// set them without recomputing it.
+//
+// Looking inside a batch is for the paths that must: on produce, the broker
+// walks an uncompressed batch's records with Batch.CheckRecords (no
+// allocation) or a compressed one with Decoder.Check, and re-encodes with
+// Decoder.Recompress when the topic's compression.type differs; compaction
+// iterates records with Decoder.Records and writes the survivors with Build
+// around the original header (Batch.BuildHeader); the group coordinator
+// builds its __consumer_offsets batches with Build. records.go holds the
+// record format and the walk, build.go building and recompressing, and
+// compress.go the four codecs with the framings Kafka's clients write,
+// pooled encoder state and limits against decompression bombs.
 package batch
 
 import (

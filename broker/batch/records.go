@@ -123,7 +123,11 @@ func putDecoder(d *Decoder) {
 	if cap(d.buf) > 4<<20 {
 		d.buf = nil
 	}
-	d.rec = Record{Headers: d.rec.Headers[:0]}
+	hs := d.rec.Headers[:0]
+	if cap(hs) > 1024 {
+		hs = nil
+	}
+	d.rec = Record{Headers: hs}
 	decoders.Put(d)
 }
 
@@ -162,7 +166,9 @@ func (d *Decoder) Check(b Batch) (Summary, error) {
 // Records calls fn for every record of b, decompressing as needed. The
 // Record passed to fn and everything it points to are reused once fn
 // returns. An error from fn stops the walk and is returned as is; a
-// malformed record is an error wrapping ErrCorrupt.
+// malformed record is an error wrapping ErrCorrupt. Like Kafka's record
+// iterator it checks structure only; Check also enforces the offset-delta
+// rules.
 func (d *Decoder) Records(b Batch, fn func(r *Record) error) error {
 	recs, err := d.RecordsBytes(b)
 	if err != nil {
@@ -395,7 +401,7 @@ func varint64(p []byte, i int) (int64, int, bool) {
 		u := uint64(p[i])
 		return int64(u>>1) ^ -int64(u&1), i + 1, true
 	}
-	if i > len(p) {
+	if i >= len(p) {
 		return 0, i, false
 	}
 	u, n := binary.Uvarint(p[i:])
