@@ -193,7 +193,7 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&brokers, "brokers", "fjord,kafka,kfake", "which brokers to measure, in this order")
 	f.IntVar(&runs, "runs", 3, "repetitions; every figure is the median")
-	f.BoolVar(&quick, "quick", false, "small smoke run (200 k × 100 B and 20 k × 1 KiB, 1 s latency, 1 run)")
+	f.BoolVar(&quick, "quick", false, "small smoke run (100 k × 100 B and 10 k × 1 KiB, 0.5 s latency, 1 run)")
 	f.StringVar(&workloads, "workloads", "1000000x100,200000x1024", "RECORDSxBYTES list")
 	f.StringVar(&acks, "acks", "1,all", "acks settings to measure")
 	f.IntVar(&rate, "latency-rate", 1000, "records per second for the ack latency run")
@@ -216,7 +216,7 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 // QuickWorkloads keep a smoke run to seconds while still spanning several
 // fetches per partition, so that the consumer has something to time after
 // its warm-up.
-var QuickWorkloads = []Workload{{200_000, 100}, {20_000, 1024}}
+var QuickWorkloads = []Workload{{100_000, 100}, {10_000, 1024}}
 
 // applyQuick shrinks everything a flag did not set explicitly.
 func applyQuick(cfg *Config, changed func(string) bool) {
@@ -224,7 +224,7 @@ func applyQuick(cfg *Config, changed func(string) bool) {
 		cfg.Runs = 1
 	}
 	if !changed("latency-duration") {
-		cfg.LatencyDuration = time.Second
+		cfg.LatencyDuration = 500 * time.Millisecond
 	}
 	cfg.DiskTestBytes = 16 << 20
 	cfg.LoopbackTime = 300 * time.Millisecond

@@ -90,13 +90,9 @@ type payload struct {
 func newPayload(size int) *payload {
 	n := max(8<<20, 4*size)
 	buf := make([]byte, n)
-	r := rand.New(rand.NewPCG(1, uint64(size)))
-	for i := 0; i+8 <= len(buf); i += 8 {
-		v := r.Uint64()
-		for j := range 8 {
-			buf[i+j] = byte(v >> (8 * j))
-		}
-	}
+	var seed [32]byte
+	seed[0] = byte(size)
+	_, _ = rand.NewChaCha8(seed).Read(buf) // never fails
 	return &payload{buf: buf, size: size}
 }
 

@@ -40,7 +40,7 @@ type Config struct {
 	WarmupFrac float64
 
 	LatencyRate     int           // records per second
-	LatencyDuration time.Duration // timed part; half a second more of warm-up
+	LatencyDuration time.Duration // timed part, after a tenth of a second of warm-up
 	LatencyLinger   time.Duration
 
 	Dir            string // data dirs and logs, all on one filesystem
@@ -224,7 +224,7 @@ func runWorkload(ctx context.Context, cfg Config, t Target, w Workload, acks str
 
 	n := max(1, int(float64(cfg.LatencyRate)*cfg.LatencyDuration.Seconds()))
 	lat, err := runDriver(ctx, cfg, "latency", append(common,
-		"--records", strconv.Itoa(n), "--warmup", strconv.Itoa(max(1, cfg.LatencyRate/2)),
+		"--records", strconv.Itoa(n), "--warmup", strconv.Itoa(max(1, cfg.LatencyRate/10)),
 		"--rate", strconv.Itoa(cfg.LatencyRate), "--linger", cfg.LatencyLinger.String()))
 	if err != nil {
 		return err
