@@ -99,7 +99,7 @@ func fakeReport(values map[figKind]map[string]float64) *Report {
 
 func TestGoalsAndRatios(t *testing.T) {
 	r := fakeReport(map[figKind]map[string]float64{
-		figStartup:     {"Fjord": 50, "Kafka": 2000, "kfake": 10},         // ahead of Kafka
+		figStartup:     {"Fjord": 50, "Kafka": 2000, "kfake": 10},          // ahead of Kafka
 		figProduceRate: {"Fjord": 900_000, "Kafka": 400_000, "kfake": 1e6}, // behind kfake
 		figConsumeRate: {"Fjord": 3e6, "Kafka": 1e6, "kfake": 2.1e6},       // 1.43× kfake: short of 1.5×
 		figP99:         {"Fjord": 3, "Kafka": 2, "kfake": 1},               // behind Kafka
