@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,14 +23,32 @@ import (
 // bootstrap address. It is franz-go's kfake cluster (a real Kafka protocol
 // server) until internal/testkit offers an in-process Fjord broker; switch
 // here, in this one place, when it does.
+//
+// FJORD_CLI_TEST_BOOTSTRAP=host:port runs the suite against an external
+// cluster instead, e.g. Apache Kafka 4.4 from `scripts/kafka.sh start`. The
+// tests use distinct topic and group names so they can share it, but the
+// cluster must be fresh: run the suite once per cluster (-count=1).
 func startCLIBroker(t *testing.T) string {
 	t.Helper()
+	if addr := os.Getenv("FJORD_CLI_TEST_BOOTSTRAP"); addr != "" {
+		return addr
+	}
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatalf("start kfake cluster: %v", err)
 	}
 	t.Cleanup(c.Close)
 	return c.ListenAddrs()[0]
+}
+
+// idleMS is the --timeout-ms the tests stop consumers with: short against
+// the in-memory kfake cluster, longer against an external cluster whose
+// rebalances and fetches take real time.
+func idleMS() string {
+	if os.Getenv("FJORD_CLI_TEST_BOOTSTRAP") != "" {
+		return "3000"
+	}
+	return "500"
 }
 
 // syncBuffer is written by a command while the test reads it.

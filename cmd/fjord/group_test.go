@@ -59,6 +59,13 @@ func tryDescribeGroup(t *testing.T, addr, group string) (groupJSON, error) {
 	return gs[0], nil
 }
 
+func fmtOpt(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}
+
 // committed renders a group's committed offsets as "p0=N p1=M" ("-" when
 // none).
 func committed(g groupJSON) string {
@@ -73,19 +80,20 @@ func committed(g groupJSON) string {
 	return strings.Join(parts, " ")
 }
 
-// setupEvents makes topic events with 5 records in each of 2 partitions.
-func setupEvents(t *testing.T, addr string) {
+// setupEvents makes a topic with 5 records in each of 2 partitions. Each
+// test names its own, so the suite can share one external cluster.
+func setupEvents(t *testing.T, addr, topic string) {
 	t.Helper()
-	mustFjord(t, addr, "", "topic", "create", "events", "-p", "2")
-	mustFjord(t, addr, "a0\na1\na2\na3\na4\n", "produce", "events", "-p", "0")
-	mustFjord(t, addr, "b0\nb1\nb2\nb3\nb4\n", "produce", "events", "-p", "1")
+	mustFjord(t, addr, "", "topic", "create", topic, "-p", "2")
+	mustFjord(t, addr, "a0\na1\na2\na3\na4\n", "produce", topic, "-p", "0")
+	mustFjord(t, addr, "b0\nb1\nb2\nb3\nb4\n", "produce", topic, "-p", "1")
 }
 
 func TestGroupLagGoesToZero(t *testing.T) {
 	addr := startCLIBroker(t)
-	setupEvents(t, addr)
+	setupEvents(t, addr, "lag-events")
 
-	out := mustFjord(t, addr, "", "consume", "events", "--group", "billing", "--from-beginning", "--max-messages", "4")
+	out := mustFjord(t, addr, "", "consume", "lag-events", "--group", "billing", "--from-beginning", "--max-messages", "4")
 	if n := strings.Count(out, "\n"); n != 4 {
 		t.Fatalf("--max-messages 4 printed %d records", n)
 	}
@@ -102,7 +110,7 @@ func TestGroupLagGoesToZero(t *testing.T) {
 		}
 	}
 
-	out = mustFjord(t, addr, "", "consume", "events", "--group", "billing", "--timeout-ms", "500")
+	out = mustFjord(t, addr, "", "consume", "lag-events", "--group", "billing", "--timeout-ms", idleMS())
 	if n := strings.Count(out, "\n"); n != 6 {
 		t.Errorf("second run printed %d records, want the remaining 6:\n%s", n, out)
 	}
@@ -112,10 +120,10 @@ func TestGroupLagGoesToZero(t *testing.T) {
 	}
 	for _, o := range g.Offsets {
 		if o.Lag == nil || *o.Lag != 0 || o.LogEndOffset == nil || *o.LogEndOffset != 5 {
-			t.Errorf("partition %d: lag %v, end %v", o.Partition, o.Lag, o.LogEndOffset)
+			t.Errorf("partition %d: lag %s, end %s", o.Partition, fmtOpt(o.Lag), fmtOpt(o.LogEndOffset))
 		}
 	}
-	if !regexp.MustCompile(`(?m)^events +1 +5 +5 +0 `).MatchString(mustFjord(t, addr, "", "group", "describe", "billing")) {
+	if !regexp.MustCompile(`(?m)^lag-events +1 +5 +5 +0 `).MatchString(mustFjord(t, addr, "", "group", "describe", "billing")) {
 		t.Error("describe text does not show partition 1 at 5/5 with lag 0")
 	}
 
@@ -130,39 +138,39 @@ func TestGroupLagGoesToZero(t *testing.T) {
 // position, so records produced before its next run are not skipped.
 func TestGroupLatestKeepsPosition(t *testing.T) {
 	addr := startCLIBroker(t)
-	setupEvents(t, addr)
-	if out := mustFjord(t, addr, "", "consume", "events", "--group", "tail", "--timeout-ms", "500"); out != "" {
+	setupEvents(t, addr, "latest-events")
+	if out := mustFjord(t, addr, "", "consume", "latest-events", "--group", "tail", "--timeout-ms", idleMS()); out != "" {
 		t.Fatalf("a new group at latest printed %q", out)
 	}
 	if g := describeGroup(t, addr, "tail"); committed(g) != "p0=5 p1=5" {
 		t.Fatalf("untouched partitions should be committed at their end: %s", committed(g))
 	}
-	mustFjord(t, addr, "late\n", "produce", "events", "-p", "1")
-	if out := mustFjord(t, addr, "", "consume", "events", "--group", "tail", "--timeout-ms", "500"); out != "late\n" {
+	mustFjord(t, addr, "late\n", "produce", "latest-events", "-p", "1")
+	if out := mustFjord(t, addr, "", "consume", "latest-events", "--group", "tail", "--timeout-ms", idleMS()); out != "late\n" {
 		t.Errorf("the record produced between runs: got %q", out)
 	}
 }
 
 func TestGroupResetOffsets(t *testing.T) {
 	addr := startCLIBroker(t)
-	setupEvents(t, addr)
-	mustFjord(t, addr, "", "consume", "events", "--group", "billing", "--from-beginning", "--timeout-ms", "500")
+	setupEvents(t, addr, "reset-events")
+	mustFjord(t, addr, "", "consume", "reset-events", "--group", "resetters", "--from-beginning", "--timeout-ms", idleMS())
 
 	// Dry run by default: the plan, and nothing changes.
-	out := mustFjord(t, addr, "", "group", "reset-offsets", "billing", "--topic", "events", "--to-earliest")
+	out := mustFjord(t, addr, "", "group", "reset-offsets", "resetters", "--topic", "reset-events", "--to-earliest")
 	if !regexp.MustCompile(`(?m)^GROUP +TOPIC +PARTITION +OLD-OFFSET +NEW-OFFSET$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^billing +events +0 +5 +0$`).MatchString(out) || !strings.Contains(out, "Dry run") {
+		!regexp.MustCompile(`(?m)^resetters +reset-events +0 +5 +0$`).MatchString(out) || !strings.Contains(out, "Dry run") {
 		t.Errorf("dry run output:\n%s", out)
 	}
-	if g := describeGroup(t, addr, "billing"); committed(g) != "p0=5 p1=5" {
+	if g := describeGroup(t, addr, "resetters"); committed(g) != "p0=5 p1=5" {
 		t.Fatalf("dry run changed offsets: %s", committed(g))
 	}
 
-	mustFjord(t, addr, "", "group", "reset-offsets", "billing", "--topic", "events", "--to-earliest", "--execute")
-	if g := describeGroup(t, addr, "billing"); committed(g) != "p0=0 p1=0" || g.TotalLag != 10 {
+	mustFjord(t, addr, "", "group", "reset-offsets", "resetters", "--topic", "reset-events", "--to-earliest", "--execute")
+	if g := describeGroup(t, addr, "resetters"); committed(g) != "p0=0 p1=0" || g.TotalLag != 10 {
 		t.Fatalf("after --to-earliest --execute: %s, lag %d", committed(g), g.TotalLag)
 	}
-	if out := mustFjord(t, addr, "", "consume", "events", "--group", "billing", "--timeout-ms", "500"); strings.Count(out, "\n") != 10 {
+	if out := mustFjord(t, addr, "", "consume", "reset-events", "--group", "resetters", "--timeout-ms", idleMS()); strings.Count(out, "\n") != 10 {
 		t.Errorf("re-consume after reset printed:\n%s", out)
 	}
 
@@ -171,39 +179,39 @@ func TestGroupResetOffsets(t *testing.T) {
 		want string
 	}{
 		{[]string{"--all-topics", "--shift-by", "-2"}, "p0=3 p1=3"},
-		{[]string{"--topic", "events:0", "--to-offset", "1"}, "p0=1 p1=3"},
-		{[]string{"--topic", "events:1", "--to-offset", "99"}, "p0=1 p1=5"}, // clamped to the end
-		{[]string{"--topic", "events", "--shift-by", "-50"}, "p0=0 p1=0"},   // clamped to the start
-		{[]string{"--topic", "events", "--to-datetime", "2999-01-01T00:00:00Z"}, "p0=5 p1=5"},
-		{[]string{"--topic", "events", "--to-datetime", "2000-01-01T00:00:00Z"}, "p0=0 p1=0"},
-		{[]string{"--topic", "events", "--to-latest"}, "p0=5 p1=5"},
-		{[]string{"--topic", "events", "--by-duration", "P1D"}, "p0=0 p1=0"},
-		{[]string{"--topic", "events", "--by-duration", "0s"}, "p0=5 p1=5"},
+		{[]string{"--topic", "reset-events:0", "--to-offset", "1"}, "p0=1 p1=3"},
+		{[]string{"--topic", "reset-events:1", "--to-offset", "99"}, "p0=1 p1=5"}, // clamped to the end
+		{[]string{"--topic", "reset-events", "--shift-by", "-50"}, "p0=0 p1=0"},   // clamped to the start
+		{[]string{"--topic", "reset-events", "--to-datetime", "2999-01-01T00:00:00Z"}, "p0=5 p1=5"},
+		{[]string{"--topic", "reset-events", "--to-datetime", "2000-01-01T00:00:00Z"}, "p0=0 p1=0"},
+		{[]string{"--topic", "reset-events", "--to-latest"}, "p0=5 p1=5"},
+		{[]string{"--topic", "reset-events", "--by-duration", "P1D"}, "p0=0 p1=0"},
+		{[]string{"--topic", "reset-events", "--by-duration", "0s"}, "p0=5 p1=5"},
 	}
 	for _, s := range steps {
-		mustFjord(t, addr, "", append([]string{"group", "reset-offsets", "billing", "--execute"}, s.args...)...)
-		if got := committed(describeGroup(t, addr, "billing")); got != s.want {
+		mustFjord(t, addr, "", append([]string{"group", "reset-offsets", "resetters", "--execute"}, s.args...)...)
+		if got := committed(describeGroup(t, addr, "resetters")); got != s.want {
 			t.Errorf("reset %v: offsets %s, want %s", s.args, got, s.want)
 		}
 	}
-	mustFjord(t, addr, "", "group", "reset-offsets", "billing", "--topic", "events", "--shift-by", "-2", "--execute")
-	if out := mustFjord(t, addr, "", "consume", "events", "--group", "billing", "--timeout-ms", "500"); strings.Count(out, "\n") != 4 {
+	mustFjord(t, addr, "", "group", "reset-offsets", "resetters", "--topic", "reset-events", "--shift-by", "-2", "--execute")
+	if out := mustFjord(t, addr, "", "consume", "reset-events", "--group", "resetters", "--timeout-ms", idleMS()); strings.Count(out, "\n") != 4 {
 		t.Errorf("after --shift-by -2 the group should re-read 4 records:\n%s", out)
 	}
 
-	reset := []string{"group", "reset-offsets", "billing"}
+	reset := []string{"group", "reset-offsets", "resetters"}
 	wantErr(t, addr, "", append(reset, "--to-earliest"), "--topic", "--all-topics")
-	wantErr(t, addr, "", append(reset, "--topic", "events"), "--to-earliest")
-	wantErr(t, addr, "", append(reset, "--topic", "events", "--to-earliest", "--to-latest"), "only one")
+	wantErr(t, addr, "", append(reset, "--topic", "reset-events"), "--to-earliest")
+	wantErr(t, addr, "", append(reset, "--topic", "reset-events", "--to-earliest", "--to-latest"), "only one")
 	wantErr(t, addr, "", append(reset, "--topic", "nope", "--to-earliest"), "topic nope does not exist")
-	wantErr(t, addr, "", append(reset, "--topic", "events:7", "--to-earliest"), "no partition 7")
-	wantErr(t, addr, "", append(reset, "--topic", "events", "--to-datetime", "yesterday"), "--to-datetime")
-	wantErr(t, addr, "", append(reset, "--topic", "events", "--to-earliest", "--dry-run", "--execute"), "dry-run", "execute")
-	wantErr(t, addr, "", []string{"group", "reset-offsets", "fresh", "--topic", "events", "--shift-by", "1"}, "no committed offset")
+	wantErr(t, addr, "", append(reset, "--topic", "reset-events:7", "--to-earliest"), "no partition 7")
+	wantErr(t, addr, "", append(reset, "--topic", "reset-events", "--to-datetime", "yesterday"), "--to-datetime")
+	wantErr(t, addr, "", append(reset, "--topic", "reset-events", "--to-earliest", "--dry-run", "--execute"), "dry-run", "execute")
+	wantErr(t, addr, "", []string{"group", "reset-offsets", "fresh", "--topic", "reset-events", "--shift-by", "1"}, "no committed offset")
 	wantErr(t, addr, "", []string{"group", "reset-offsets", "fresh", "--all-topics", "--to-earliest"}, "no committed offsets")
 	// A group that does not exist yet can be given offsets, as in Kafka.
-	mustFjord(t, addr, "", "group", "reset-offsets", "fresh", "--topic", "events:1", "--to-offset", "4", "--execute")
-	if out := mustFjord(t, addr, "", "consume", "events", "--group", "fresh", "--timeout-ms", "500"); !strings.Contains(out, "b4\n") {
+	mustFjord(t, addr, "", "group", "reset-offsets", "fresh", "--topic", "reset-events:1", "--to-offset", "4", "--execute")
+	if out := mustFjord(t, addr, "", "consume", "reset-events", "--group", "fresh", "--timeout-ms", idleMS()); !strings.Contains(out, "b4\n") {
 		t.Errorf("new group reset to 4 on partition 1 should read b4:\n%s", out)
 	}
 }
@@ -212,9 +220,9 @@ func TestGroupResetOffsets(t *testing.T) {
 // consumer stops, both work.
 func TestGroupActiveIsProtected(t *testing.T) {
 	addr := startCLIBroker(t)
-	setupEvents(t, addr)
+	setupEvents(t, addr, "busy-events")
 	ctx, cancel := context.WithCancel(t.Context())
-	run := startFjord(ctx, nil, "consume", "events", "--group", "busy", "--from-beginning", "-b", addr)
+	run := startFjord(ctx, nil, "consume", "busy-events", "--group", "busy", "--from-beginning", "-b", addr)
 	testkit.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
 		g, err := tryDescribeGroup(t, addr, "busy")
 		if err != nil {
@@ -225,16 +233,16 @@ func TestGroupActiveIsProtected(t *testing.T) {
 		}
 		return nil
 	})
-	wantErr(t, addr, "", []string{"group", "reset-offsets", "busy", "--topic", "events", "--to-earliest"}, "is Stable with 1 member", "stop its consumers")
+	wantErr(t, addr, "", []string{"group", "reset-offsets", "busy", "--topic", "busy-events", "--to-earliest"}, "is Stable with 1 member", "stop its consumers")
 	wantErr(t, addr, "", []string{"group", "delete", "busy"}, "NON_EMPTY_GROUP", "stop its consumers")
-	if out := mustFjord(t, addr, "", "group", "describe", "busy"); !strings.Contains(out, "MEMBER-ID") || !strings.Contains(out, "events:0,1") {
+	if out := mustFjord(t, addr, "", "group", "describe", "busy"); !strings.Contains(out, "MEMBER-ID") || !strings.Contains(out, "busy-events:0,1") {
 		t.Errorf("describe of an active group shows no members:\n%s", out)
 	}
 	cancel()
 	if err := run.wait(t, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	mustFjord(t, addr, "", "group", "reset-offsets", "busy", "--topic", "events", "--to-earliest", "--execute")
+	mustFjord(t, addr, "", "group", "reset-offsets", "busy", "--topic", "busy-events", "--to-earliest", "--execute")
 	if out := mustFjord(t, addr, "", "group", "delete", "busy"); !strings.Contains(out, "Deleted group busy.") {
 		t.Errorf("delete said %q", out)
 	}
@@ -251,9 +259,9 @@ func TestConsumeBinarySIGINT(t *testing.T) {
 		t.Skip("builds the fjord binary; run without -short")
 	}
 	addr := startCLIBroker(t)
-	setupEvents(t, addr)
+	setupEvents(t, addr, "sig-events")
 	bin := testkit.FjordBinary(t)
-	cmd := exec.Command(bin, "consume", "events", "--group", "sig", "--from-beginning", "-b", addr)
+	cmd := exec.Command(bin, "consume", "sig-events", "--group", "sig", "--from-beginning", "-b", addr)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {

@@ -91,7 +91,7 @@ func TestProduceAcksLingerBatchSize(t *testing.T) {
 			t.Errorf("--acks %s: %q", acks, stderr)
 		}
 	}
-	out := mustFjord(t, addr, "", "consume", "acks", "--from-beginning", "--timeout-ms", "500")
+	out := mustFjord(t, addr, "", "consume", "acks", "--from-beginning", "--timeout-ms", idleMS())
 	if n := strings.Count(out, "\n"); n != 900 {
 		t.Errorf("read back %d records, want 900", n)
 	}
@@ -111,7 +111,7 @@ func TestProducePartitionAndKeyPlacement(t *testing.T) {
 		fmt.Fprintf(&in, "key%d=%d\n", i%6, i)
 	}
 	mustFjord(t, addr, in.String(), "produce", "placed", "-K", "=")
-	out = mustFjord(t, addr, "", "consume", "placed", "--from-beginning", "--timeout-ms", "500", "--format", `%k %p\n`)
+	out = mustFjord(t, addr, "", "consume", "placed", "--from-beginning", "--timeout-ms", idleMS(), "--format", `%k %p\n`)
 	partOf := map[string]string{}
 	for line := range strings.Lines(out) {
 		k, p, _ := strings.Cut(strings.TrimSpace(line), " ")
@@ -151,7 +151,7 @@ func TestProduceFailures(t *testing.T) {
 	if !strings.Contains(stderr, "2 records acknowledged") {
 		t.Errorf("missing separator: stderr %q", stderr)
 	}
-	if out := mustFjord(t, addr, "", "consume", "small", "--from-beginning", "--timeout-ms", "300"); out != "1\n2\n" {
+	if out := mustFjord(t, addr, "", "consume", "small", "--from-beginning", "--timeout-ms", idleMS()); out != "1\n2\n" {
 		t.Errorf("records delivered before the bad line: %q", out)
 	}
 
@@ -197,10 +197,10 @@ func TestConsumeOffsetsAndErrors(t *testing.T) {
 		return l
 	}
 
-	if out := mustFjord(t, addr, "", "consume", "two", "-p", "0", "--offset", "2", "--timeout-ms", "300"); out != "a2\na3\na4\n" {
+	if out := mustFjord(t, addr, "", "consume", "two", "-p", "0", "--offset", "2", "--timeout-ms", idleMS()); out != "a2\na3\na4\n" {
 		t.Errorf("--partition 0 --offset 2: %q", out)
 	}
-	if out := mustFjord(t, addr, "", "consume", "two", "--offset", "-2", "--timeout-ms", "300"); !slices.Equal(lines(out), []string{"a3", "a4", "b3", "b4"}) {
+	if out := mustFjord(t, addr, "", "consume", "two", "--offset", "-2", "--timeout-ms", idleMS()); !slices.Equal(lines(out), []string{"a3", "a4", "b3", "b4"}) {
 		t.Errorf("--offset -2 (last 2 of each partition): %q", out)
 	}
 	if out := mustFjord(t, addr, "", "consume", "two", "-p", "1", "--offset", "-100", "-n", "1"); out != "b0\n" {
@@ -209,11 +209,11 @@ func TestConsumeOffsetsAndErrors(t *testing.T) {
 	if out := mustFjord(t, addr, "", "consume", "two", "-p", "1", "--offset", "earliest", "-n", "1"); out != "b0\n" {
 		t.Errorf("--offset earliest: %q", out)
 	}
-	out, stderr, err := fjord(t, addr, "", "consume", "two", "--offset", "latest", "--timeout-ms", "300")
+	out, stderr, err := fjord(t, addr, "", "consume", "two", "--offset", "latest", "--timeout-ms", idleMS())
 	if err != nil || out != "" || !strings.Contains(stderr, "Processed a total of 0 messages") {
 		t.Errorf("--offset latest: out %q, stderr %q, err %v", out, stderr, err)
 	}
-	out, stderr, err = fjord(t, addr, "", "consume", "two", "--from-beginning", "--isolation-level", "read_committed", "--timeout-ms", "300")
+	out, stderr, err = fjord(t, addr, "", "consume", "two", "--from-beginning", "--isolation-level", "read_committed", "--timeout-ms", idleMS())
 	if err != nil || len(lines(out)) != 10 || !strings.Contains(stderr, "Processed a total of 10 messages") {
 		t.Errorf("read_committed from the beginning: %q %q %v", out, stderr, err)
 	}

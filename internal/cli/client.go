@@ -83,6 +83,7 @@ func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
 		kgo.ClientID("fjord-cli"),
 		kgo.DialTimeout(min(o.timeout(), 10*time.Second)),
 		kgo.RetryTimeout(o.timeout()),
+		kgo.WithLogger(slogLogger{slog.Default()}),
 	}
 	if o.CommandConfig != "" {
 		props, err := readPropertiesFile(o.CommandConfig)
@@ -152,3 +153,35 @@ func (e *UnreachableError) Error() string {
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// slogLogger routes franz-go's client logs into log/slog, so
+// `fjord --log-level debug ...` shows what the client does (joins,
+// fetches, retries) without a second logging flag.
+type slogLogger struct{ l *slog.Logger }
+
+func (s slogLogger) Level() kgo.LogLevel {
+	ctx := context.Background()
+	switch {
+	case s.l.Enabled(ctx, slog.LevelDebug):
+		return kgo.LogLevelDebug
+	case s.l.Enabled(ctx, slog.LevelInfo):
+		// kgo's info level narrates every connection; keep it for debug.
+		return kgo.LogLevelWarn
+	case s.l.Enabled(ctx, slog.LevelWarn):
+		return kgo.LogLevelWarn
+	}
+	return kgo.LogLevelError
+}
+
+func (s slogLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	lvl := slog.LevelDebug
+	switch level {
+	case kgo.LogLevelError:
+		lvl = slog.LevelError
+	case kgo.LogLevelWarn:
+		lvl = slog.LevelWarn
+	case kgo.LogLevelInfo:
+		lvl = slog.LevelInfo
+	}
+	s.l.Log(context.Background(), lvl, "kafka client: "+msg, keyvals...)
+}

@@ -88,7 +88,15 @@ func (o *ConsumeOptions) formatter() (*RecordFormatter, error) {
 // consumerOpts maps the flags onto kgo options, refusing combinations whose
 // meaning would be unclear, as kafka-console-consumer does.
 func (o *ConsumeOptions) consumerOpts(pos *startPositions) ([]kgo.Opt, error) {
-	var opts []kgo.Opt
+	// Kafka's fetch.max.wait.ms default (kgo's is 5s). A partition that
+	// becomes fetchable while a long-poll fetch is in flight (after offset
+	// validation, or a rebalance) only joins the next fetch, so a long wait
+	// would look like silence to --timeout-ms; keep it well below that.
+	wait := 500 * time.Millisecond
+	if o.IdleTimeout > 0 {
+		wait = min(wait, max(o.IdleTimeout/4, 10*time.Millisecond))
+	}
+	opts := []kgo.Opt{kgo.FetchMaxWait(wait)}
 	switch strings.ToLower(o.IsolationLevel) {
 	case "", "read_uncommitted":
 	case "read_committed":
@@ -165,7 +173,16 @@ func Consume(ctx context.Context, co *ClientOptions, o ConsumeOptions, out, stat
 
 	w := bufio.NewWriterSize(out, 64<<10)
 	var buf []byte
+	// The idle clock restarts on every printed record and on every
+	// assignment, so the time a group takes to (re)balance is not counted
+	// as silence.
 	last := time.Now()
+	idleSince := func() time.Time {
+		if a := pos.lastAssigned(); a.After(last) {
+			return a
+		}
+		return last
+	}
 	var loopErr error
 loop:
 	for {
@@ -175,7 +192,7 @@ loop:
 		}
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if o.IdleTimeout > 0 {
-			pctx, cancel = context.WithDeadline(ctx, last.Add(o.IdleTimeout))
+			pctx, cancel = context.WithDeadline(ctx, idleSince().Add(o.IdleTimeout))
 		}
 		n := -1
 		if o.MaxMessages > 0 {
@@ -194,6 +211,9 @@ loop:
 			switch {
 			case errors.Is(fe.Err, context.DeadlineExceeded), errors.Is(fe.Err, context.Canceled):
 				if pctx.Err() != nil && ctx.Err() == nil {
+					if time.Since(idleSince()) < o.IdleTimeout {
+						continue loop // assigned while waiting
+					}
 					res.Reason = "idle-timeout"
 					break loop
 				}
@@ -259,12 +279,26 @@ loop:
 // no commit is the start or end offset (per the reset policy) listed when
 // it was assigned: the same target kgo resolves at that moment.
 type startPositions struct {
-	latest bool
-	mu     sync.Mutex
-	pos    map[string]map[int32]int64
+	latest   bool
+	mu       sync.Mutex
+	pos      map[string]map[int32]int64
+	assignAt time.Time
+}
+
+// lastAssigned is when partitions were last assigned (zero if never).
+func (s *startPositions) lastAssigned() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.assignAt
 }
 
 func (s *startPositions) assigned(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	s.mu.Lock()
+	s.assignAt = time.Now()
+	s.mu.Unlock()
+	if len(assigned) == 0 {
+		return
+	}
 	topics := make([]string, 0, len(assigned))
 	for t := range assigned {
 		topics = append(topics, t)

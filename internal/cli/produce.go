@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -389,6 +390,9 @@ func produceHint(topic string, err error) string {
 	return ""
 }
 
+// topicGrace is how long a just-created topic may take to show up.
+const topicGrace = time.Second
+
 // checkTopicPartition fails early, before reading input, when the topic or
 // the requested partition does not exist: kgo would otherwise retry in
 // silence, and nothing of the typed input would be sent.
@@ -396,13 +400,28 @@ func checkTopicPartition(ctx context.Context, c *Conn, topic string, partition i
 	if err := validateTopicName(topic); err != nil {
 		return err
 	}
-	tds, err := c.Admin.ListTopics(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("look up topic %s: %w", topic, err)
-	}
-	d, ok := tds[topic]
-	if !ok {
-		return topicErr(topic, kerr.UnknownTopicOrPartition)
+	// A topic created a moment ago may not be in every broker's metadata
+	// yet (Kafka applies it asynchronously), so a missing topic is looked
+	// up again for a short while before it is reported.
+	var d kadm.TopicDetail
+	for deadline := time.Now().Add(topicGrace); ; {
+		tds, err := c.Admin.ListTopics(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("look up topic %s: %w", topic, err)
+		}
+		var ok bool
+		d, ok = tds[topic]
+		if !ok {
+			d.Err = kerr.UnknownTopicOrPartition
+		}
+		if !errors.Is(d.Err, kerr.UnknownTopicOrPartition) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	if d.Err != nil {
 		return topicErr(topic, d.Err)
