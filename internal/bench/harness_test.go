@@ -22,7 +22,14 @@ var childGORACE = "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sle
 
 func TestMain(m *testing.M) {
 	if os.Getenv("FJORD_BENCH_TEST_CHILD") == "1" {
-		cmd := NewCommand(nil, nil)
+		// The child is a complete `fjord bench`, so `go test -c` gives a
+		// bench tool even while cmd/fjord does not build.
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		cmd := NewCommand([]string{exe}, []string{childEnv})
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		cmd.SetArgs(os.Args[1:])
 		if err := cmd.Execute(); err != nil {
@@ -89,7 +96,7 @@ func TestQuickRunAgainstKfake(t *testing.T) {
 
 	for _, want := range []string{
 		"| Figure | Workload | Unit | Fjord | kfake | Fjord/kfake |",
-		"**Fjord: not measured** — Fjord exited before serving Metadata",
+		"**Fjord: not measured** — run 1: Fjord exited before serving Metadata",
 		"Goals: not evaluated",
 		"Machine limits: loopback TCP",
 	} {

@@ -105,18 +105,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	samples := map[string][]sample{}
 	prepared := map[string]bool{}
+	unrunnable := map[string]bool{} // failed to prepare or start: not retried
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, t := range cfg.Targets {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if _, failed := rep.Errors[t.Name()]; failed {
-				continue // one failure to start is enough to know
+			if unrunnable[t.Name()] {
+				continue
 			}
 			if !prepared[t.Name()] {
 				if err := prepareTarget(ctx, t, cfg.Dir); err != nil {
 					log.Error("target not runnable", "target", t.Name(), "err", err)
 					rep.Errors[t.Name()] = err.Error()
+					unrunnable[t.Name()] = true
 					continue
 				}
 				prepared[t.Name()] = true
@@ -125,7 +127,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			s, err := runTarget(ctx, cfg, t, run, log)
 			if err != nil {
 				log.Error("benchmark failed", "target", t.Name(), "run", run, "err", err)
-				rep.Errors[t.Name()] = err.Error()
+				if _, seen := rep.Errors[t.Name()]; !seen {
+					rep.Errors[t.Name()] = fmt.Sprintf("run %d: %v", run, err)
+				}
+				unrunnable[t.Name()] = s == nil
 			}
 			if len(s) > 0 {
 				samples[t.Name()] = append(samples[t.Name()], s)
