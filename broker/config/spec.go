@@ -96,8 +96,8 @@ func newTable(kafka []Spec, notes map[string]note, describeOrder []string, extra
 	return t
 }
 
-// describeRank orders DescribeConfigs entries as Kafka does; names Kafka
-// did not list come after, sorted.
+// describeRank is a key's position in Kafka's full DescribeConfigs
+// listing, which breaks ties within a hash bucket (see sortByRank).
 func (t *table) describeRank(name string) int {
 	if r, ok := t.rank[name]; ok {
 		return r
