@@ -1,6 +1,7 @@
 package group
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -361,5 +362,55 @@ func TestConnectProtocolType(t *testing.T) {
 		od := kmsg.NewPtrOffsetDeleteRequest()
 		od.Group = "connect-cluster"
 		wantCode(t, "offset delete", h.c.OffsetDelete(h.ctx, od).ErrorCode, kerr.NonEmptyGroup.Code)
+	})
+}
+
+func TestPendingMemberThatNeverRejoinsIsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testConfig(), nil)
+		defer h.c.Close()
+		ids, gen := h.stableGroup("g", 1, withTimeouts(time.Minute, time.Minute))
+		// A new member gets its id but never comes back with it. The
+		// leader rejoins meanwhile: the join phase waits for the pending
+		// member until its session timeout (10s), not the rebalance one.
+		pendingID := h.newMemberID(joinReq("g", "", withTimeouts(10*time.Second, time.Minute)))
+		wantCode(t, "pending member heartbeat", h.heartbeat("g", pendingID, gen), kerr.UnknownMemberID.Code)
+		start := time.Now()
+		jr := recv(t, "leader rejoin", h.joinAsync(joinReq("g", ids[0], withTimeouts(time.Minute, time.Minute))))
+		if took := time.Since(start); took != 10*time.Second {
+			t.Fatalf("join phase took %v, want the pending member's 10s session", took)
+		}
+		if jr.ErrorCode != 0 || len(jr.Members) != 1 {
+			t.Fatalf("rejoin: %+v", jr)
+		}
+		wantCode(t, "late pending member", h.c.JoinGroup(h.ctx, joinReq("g", pendingID)).ErrorCode, kerr.UnknownMemberID.Code)
+	})
+}
+
+func TestParkedJoinReturnsWhenTheClientGoes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testConfig(), nil)
+		defer h.c.Close()
+		ids, _ := h.stableGroup("g", 2)
+		ctx, cancel := context.WithCancel(h.ctx)
+		ch := make(chan *kmsg.JoinGroupResponse, 1)
+		go func() { ch <- h.c.JoinGroup(ctx, joinReq("g", ids[0])) }()
+		synctest.Wait()
+		pending(t, "parked join", ch)
+		cancel()
+		wantCode(t, "join of a gone client", recv(t, "join", ch).ErrorCode, kerr.RebalanceInProgress.Code)
+	})
+}
+
+func TestCommitsKeepTheSessionAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, testConfig(), nil)
+		defer h.c.Close()
+		ids, gen := h.stableGroup("g", 1, withTimeouts(10*time.Second, time.Minute))
+		for i := 0; i < 10; i++ {
+			time.Sleep(5 * time.Second)
+			wantCode(t, "commit", h.commit(9, "g", ids[0], gen, 0, int64(i)), 0)
+		}
+		wantCode(t, "heartbeat after commits only", h.heartbeat("g", ids[0], gen), 0)
 	})
 }
