@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -222,13 +223,18 @@ func TestGroupActiveIsProtected(t *testing.T) {
 	addr := startCLIBroker(t)
 	setupEvents(t, addr, "busy-events")
 	ctx, cancel := context.WithCancel(t.Context())
-	run := startFjord(ctx, nil, "consume", "busy-events", "--group", "busy", "--from-beginning", "-b", addr)
+	props := filepath.Join(t.TempDir(), "client.properties")
+	if err := os.WriteFile(props, []byte("# as Kafka's tools take it\nclient.id = busy-app\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := startFjord(ctx, nil, "consume", "busy-events", "--group", "busy", "--from-beginning", "--command-config", props, "-b", addr)
 	testkit.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
 		g, err := tryDescribeGroup(t, addr, "busy")
 		if err != nil {
 			return err
 		}
-		if g.State != "Stable" || len(g.Members) != 1 || len(g.Members[0].Assignment) != 1 || len(g.Members[0].Assignment[0].Partitions) != 2 {
+		if g.State != "Stable" || len(g.Members) != 1 || g.Members[0].ClientID != "busy-app" ||
+			len(g.Members[0].Assignment) != 1 || len(g.Members[0].Assignment[0].Partitions) != 2 {
 			return fmt.Errorf("group not stable with the partitions assigned yet: %+v", g)
 		}
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -128,6 +129,7 @@ func TestTopicCreateValidation(t *testing.T) {
 	wantErr(t, addr, "", []string{"topic", "create", "t", "--config", "novalue"}, "want key=value")
 	wantErr(t, addr, "", []string{"topic", "create", "t", "-r", "3"}, "INVALID_REPLICATION_FACTOR", "replication factor cannot exceed")
 	wantErr(t, addr, "", []string{"topic", "list", "-o", "yaml"}, "--output")
+	wantErr(t, addr, "", []string{"topic", "list", "--command-config", filepath.Join(t.TempDir(), "missing.properties")}, "--command-config")
 }
 
 // An unreachable broker is reported at once, with the address and advice.

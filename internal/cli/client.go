@@ -96,6 +96,10 @@ func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
 				opts = append(opts, kgo.ClientID(v))
 			case "bootstrap.servers":
 				// Kafka's tools let --bootstrap-server win too.
+			case "security.protocol":
+				if !strings.EqualFold(v, "PLAINTEXT") {
+					slog.Warn("command-config: only PLAINTEXT is supported yet; connecting without TLS/SASL", "file", o.CommandConfig, "security.protocol", v)
+				}
 			default:
 				slog.Warn("command-config: property not supported yet; ignored", "file", o.CommandConfig, "key", k)
 			}
