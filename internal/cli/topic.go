@@ -552,6 +552,14 @@ func TopicDelete(ctx context.Context, co *ClientOptions, names []string, ifExist
 			results = append(results, result{Topic: n, Deleted: true})
 		}
 	}
+	// Report in the order the names were given.
+	order := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, seen := order[n]; !seen {
+			order[n] = i
+		}
+	}
+	sort.SliceStable(results, func(i, j int) bool { return order[results[i].Topic] < order[results[j].Topic] })
 	if p.JSONMode() {
 		if err := p.JSON(results); err != nil {
 			return err
