@@ -36,9 +36,8 @@ func newGroupCmd() *cobra.Command {
 	}
 
 	describeCmd := &cobra.Command{
-		Use:   "describe GROUP...",
-		Short: "Show state, members, and per-partition offsets and lag of groups",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "describe [GROUP...]",
+		Short: "Show state, members, and per-partition offsets and lag of groups (all groups if none named)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := printer(cmd)
 			if err != nil {

@@ -128,6 +128,9 @@ func TestGroupLagGoesToZero(t *testing.T) {
 		t.Error("describe text does not show partition 1 at 5/5 with lag 0")
 	}
 
+	if all := mustFjord(t, addr, "", "group", "describe"); !strings.Contains(all, "Group: billing") {
+		t.Errorf("describe without names should describe every group:\n%s", all)
+	}
 	out = mustFjord(t, addr, "", "group", "list")
 	if !regexp.MustCompile(`(?m)^billing +Empty +consumer `).MatchString(out) {
 		t.Errorf("group list:\n%s", out)

@@ -90,7 +90,7 @@ type describedGroupJSON struct {
 }
 
 // GroupDescribe shows, like `kafka-consumer-groups --describe`, each
-// group's state and members, and per partition the committed offset, the
+// group (every group when none is named) with its state and members, and per partition the committed offset, the
 // log end offset and the lag, with the total lag. A partition without a
 // committed offset shows "-" for both offset and lag, as Kafka does: its lag
 // depends on the consumers' reset policy.
@@ -100,6 +100,21 @@ func GroupDescribe(ctx context.Context, co *ClientOptions, groups []string, p *P
 		return err
 	}
 	defer c.Close()
+	if len(groups) == 0 {
+		// Like kafka-consumer-groups --all-groups.
+		lgs, err := c.Admin.ListGroups(ctx)
+		if err != nil {
+			return fmt.Errorf("list groups: %w", err)
+		}
+		groups = lgs.Groups()
+		if len(groups) == 0 {
+			if p.JSONMode() {
+				return p.JSON([]describedGroupJSON{})
+			}
+			p.Linef("No groups.")
+			return nil
+		}
+	}
 	lags, err := c.Admin.Lag(ctx, groups...)
 	if err != nil {
 		return fmt.Errorf("describe groups: %w", err)
