@@ -21,8 +21,12 @@
 //     unreachable broker is reported at once ("cannot reach ...: is `fjord dev`
 //     running?") instead of after the client's retry budget.
 //   - Kafka error codes keep their Kafka names in messages (kerr formats them
-//     as "UNKNOWN_TOPIC_OR_PARTITION: ..."); [Hint] adds what to do next for the
-//     errors people commonly hit.
+//     as "UNKNOWN_TOPIC_OR_PARTITION: ..."), with the broker's own message
+//     when it adds something; the errors people commonly hit (missing topic,
+//     active group, oversized record, ...) also say what to do next.
+//   - Group consumers commit what they printed, never merely what they
+//     fetched, and also save the position of partitions they printed
+//     nothing from, as Kafka's console consumer does on close.
 //   - Text output is aligned tables for people; --output json gives one JSON
 //     document (or one object per record for consume) for scripts.
 package cli
