@@ -540,8 +540,12 @@ func (l *Log) maybeFlushByTime(now int64) error {
 // than maxBytes. An offset outside [LogStartOffset, LogEndOffset] is
 // ErrOffsetOutOfRange; offset == LogEndOffset is an empty result.
 func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (ReadResult, error) {
+	// Load the segment list before the offsets: writers move the log start
+	// offset before they drop segments, so a list that lacks old segments
+	// comes with a start offset that excludes them.
+	segs := l.segments()
 	leo := l.leo.Load()
-	lso := l.lso.Load()
+	lso := max(l.lso.Load(), segs[0].base)
 	if offset < lso || offset > leo {
 		return ReadResult{}, fmt.Errorf("%s: read at %d, log is [%d, %d]: %w", l.tp, offset, lso, leo, ErrOffsetOutOfRange)
 	}
@@ -549,7 +553,6 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	if offset >= maxOffset {
 		return ReadResult{}, nil
 	}
-	segs := l.segments()
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset }) - 1
 	i = max(i, 0)
 	var res ReadResult

@@ -145,15 +145,14 @@ func (l *Log) deleteOldSegmentsLocked(pred func(s, next *segment) bool, reason s
 	}
 	segs = l.segments()
 	rest := append([]*segment(nil), segs[len(del):]...)
+	// The start offset moves before the segments go (see Read).
+	_, err := l.advanceLogStartLocked(rest[0].base)
 	l.setSegments(rest)
 	l.deleteSegmentsLocked(del)
 	for _, s := range del {
 		l.logger.Info("deleted segment", "partition", l.tp.String(), "reason", reason, "base", s.base, "size", s.size.Load())
 	}
-	if _, err := l.advanceLogStartLocked(rest[0].base); err != nil {
-		return len(del), err
-	}
-	return len(del), nil
+	return len(del), err
 }
 
 // TruncateTo removes everything at or after offset (a follower diverged
@@ -228,9 +227,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		l.failed = err
 		return fmt.Errorf("%s: %w", l.tp, err)
 	}
-	l.setSegments([]*segment{s})
-	l.leo.Store(offset)
 	l.lso.Store(offset)
+	l.leo.Store(offset)
+	l.setSegments([]*segment{s})
 	l.recoveryPoint.Store(offset)
 	if hw := l.hw.Load(); hw >= 0 {
 		l.hw.Store(offset)
