@@ -69,9 +69,12 @@ type scenario struct {
 }
 
 func runScenario(log *slog.Logger, script string, port int, out string, sc scenario) error {
-	dir, err := os.MkdirTemp("", "kafkaref-"+sc.name+"-")
-	if err != nil {
-		return fmt.Errorf("temp dir: %w", err)
+	// A fixed directory, not MkdirTemp: log.dirs appears in the broker's
+	// DescribeConfigs answer, and a random name would change every file
+	// on each regeneration.
+	dir := filepath.Join(os.TempDir(), "fjord-kafkaref-"+sc.name)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clear %s: %w", dir, err)
 	}
 	defer os.RemoveAll(dir)
 	args := append([]string{"start", strconv.Itoa(port), dir}, sc.props...)
