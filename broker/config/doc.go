@@ -4,24 +4,35 @@
 //
 // Usage:
 //
-//	props, err := config.ParseProperties(f)        // java.util.Properties syntax
-//	b, err := config.NewBroker(props, logger)      // validated, typed; Kafka defaults
-//	t, err := b.Topic(overrides, dynamic)          // a topic's effective settings
-//	entries := b.DescribeTopic(overrides, dynamic, config.DescribeOptions{...})
-//	err = config.ValidateTopicConfigs(configs)     // CreateTopics / AlterConfigs
+//	props, err := config.ParseProperties(f)         // java.util.Properties syntax
+//	err = config.ApplyOverrides(props, overrideFlags) // --override key=value
+//	static, err := config.NewBroker(props, logger)   // validated, typed, Kafka defaults
+//	b := static.WithDynamic(config.Dynamic{...})     // + dynamic broker configs
+//	t, err := b.Topic(overrides)                     // a topic's effective settings
+//	err = b.ValidateTopicConfigs(configs)            // CreateTopics / AlterConfigs
+//	err = config.ValidateBrokerConfigs("", configs)  // AlterConfigs on a BROKER resource
+//	entries := b.DescribeTopic(overrides, config.DescribeOptionsFor(req, &req.Resources[i]))
+//	entries, err = b.DescribeBroker(name, opts)      // name "" = cluster default
+//	configs := b.CreateTopicConfigs(overrides)       // CreateTopics v5+ response configs
 //
-// Everything is driven by one spec table per resource (topicSpecs,
-// brokerSpecs): name, type, default, validator, importance, documentation,
+// Errors meant for clients are *Error values carrying a Kafka error code
+// and Kafka's own message.
+//
+// Everything is driven by one spec table per resource (TopicSpecs,
+// BrokerSpecs): name, type, default, validator, importance, documentation,
 // how it may be updated, and for topic configs the broker synonyms that
 // supply the default. Parsing, validation, DescribeConfigs and the typed
 // structs all read that table, in the manner of benthos' ConfigSpec.
+// Kafka's facts in it are generated from Kafka 4.4 itself
+// (zz_kafka_specs.go, from internal/kafkaref: its ConfigDef, validators
+// and DescribeConfigs answers); Fjord's part, a short doc and whether
+// Fjord acts on the key, is docs.go.
 //
-// Broker keys Fjord acts on have a full spec. Every other key Apache Kafka
-// 4.4 defines is listed in kafkaBrokerKeys (generated from Kafka's own
-// ConfigDef and DescribeConfigs output, see internal/kafkaref): such keys
-// are accepted with a debug log, carried along and described exactly as
-// Kafka would, but do nothing. Keys Kafka does not know either are kept too
-// and logged as a warning naming the key, since they are most likely typos.
+// Every key Kafka 4.4 defines is accepted. Keys Fjord does not act on
+// (SSL, SASL, quotas, thread pools...) are logged at debug level, carried
+// along and described exactly as Kafka would, but do nothing. Keys Kafka
+// does not know either are kept too and logged as a warning naming the
+// key, since they are most likely typos.
 //
 // Precedence and DescribeConfigs sources follow Kafka: a topic override
 // (DYNAMIC_TOPIC_CONFIG) beats a dynamic per-broker config

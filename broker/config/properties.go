@@ -269,3 +269,17 @@ func hexDigit(c rune) (rune, bool) {
 	}
 	return 0, false
 }
+
+// ApplyOverrides sets each "key=value" (the --override flags of
+// kafka-server-start and `fjord broker`) in props, splitting at the first
+// '=' as Kafka does; the value may be empty, the key may not.
+func ApplyOverrides(props map[string]string, overrides []string) error {
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("override %q: want key=value", o)
+		}
+		props[strings.TrimSpace(k)] = v
+	}
+	return nil
+}

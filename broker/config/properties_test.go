@@ -172,3 +172,19 @@ func FuzzParseProperties(f *testing.F) {
 		}
 	})
 }
+
+func TestApplyOverrides(t *testing.T) {
+	props := map[string]string{"a": "1", "b": "2"}
+	if err := ApplyOverrides(props, []string{"a=x=y", " c =", "b=3"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "x=y", "b": "3", "c": ""}
+	if !reflect.DeepEqual(props, want) {
+		t.Errorf("got %v, want %v", props, want)
+	}
+	for _, bad := range []string{"novalue", "=v"} {
+		if err := ApplyOverrides(map[string]string{}, []string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
