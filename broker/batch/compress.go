@@ -10,8 +10,8 @@ package batch
 //     the 8-byte magic "\x82SNAPPY\x00", version 1, minimum compatible
 //     version 1 (both big-endian int32), then blocks of at most 32 KiB, each a
 //     big-endian int32 length and a raw snappy block. Java's
-//     SnappyInputStream, librdkafka (rd_kafka_snappy_java_uncompress),
-//     franz-go and kafka-python all read it. On input we accept that framing
+//     SnappyInputStream and librdkafka read it (interop_test.go,
+//     client_test.go), as do franz-go and sarama. On input we accept that framing
 //     (including streams concatenated after a block, as SnappyInputStream
 //     does) and a bare raw snappy block, which is what librdkafka writes and
 //     what SnappyInputStream falls back to when the magic is absent.
@@ -293,9 +293,9 @@ type zstdDecoder struct {
 }
 
 // decodeZstd decodes in one call when the frame declares its content size
-// (klauspost's encoder and librdkafka's one-shot path do), after checking
-// the size against the limit. Frames without it (Java's and librdkafka's
-// streaming encoders) are streamed through readBounded, so a bomb costs no
+// (our encoder and franz-go's do), after checking the size against the
+// limit. Frames without it (Java's and librdkafka's streaming encoders, see
+// testdata/golden) are streamed through readBounded, so a bomb costs no
 // more than the limit: DecodeAll would only notice at the decoder's
 // power-of-two bound, after doubling its buffer past it.
 func decodeZstd(dst, src []byte, maxSize int) ([]byte, error) {
