@@ -97,10 +97,10 @@ func kfakeCommand() *cobra.Command {
 
 func runCommand(self []string, childEnv []string) *cobra.Command {
 	var (
-		brokers, acks, workloads, dir, kafkaScript, fjordBin, benchFile, jsonOut string
-		runs, kafkaPort, kfakePort, fjordPort, fjordHTTPPort, rate               int
-		quick, write, keep                                                       bool
-		latDur, latLinger                                                        time.Duration
+		brokers, acks, workloads, dir, kafkaScript, fjordBin, benchFile, jsonOut, note string
+		runs, kafkaPort, kfakePort, fjordPort, fjordHTTPPort, rate                     int
+		quick, write, keep                                                             bool
+		latDur, latLinger                                                              time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -120,7 +120,7 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 				StartTimeout: 120 * time.Second, DriverTimeout: 10 * time.Minute, StopGrace: 30 * time.Second,
 				Self: self, Env: childEnv, Log: slog.Default(),
 				MeasureLimits: true, RecordMachine: true, QuickSmokeTest: quick,
-				CommandLine: commandLine(),
+				CommandLine: commandLine(), Note: note,
 			}
 			if quick {
 				applyQuick(&cfg, cmd.Flags().Changed)
@@ -209,6 +209,7 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 	f.IntVar(&fjordHTTPPort, "fjord-http-port", 19697, "Fjord's HTTP port")
 	f.BoolVar(&write, "write", false, "update the generated block of --benchmarks-file")
 	f.StringVar(&benchFile, "benchmarks-file", "BENCHMARKS.md", "file --write updates")
+	f.StringVar(&note, "note", "", "a line for the report's header (e.g. whether the machine was quiet)")
 	f.StringVar(&jsonOut, "json", "", "also write the full report, every sample included, to this JSON file")
 	return cmd
 }

@@ -77,6 +77,7 @@ type Report struct {
 	Limits     Limits            `json:"limits"`
 	Runs       int               `json:"runs"`
 	Quick      bool              `json:"quick"`
+	Note       string            `json:"note,omitempty"`
 	Partitions int               `json:"partitions"`
 	Workloads  []Workload        `json:"workloads"`
 	Acks       []string          `json:"acks"`
@@ -171,6 +172,9 @@ func (r *Report) Markdown() string {
 	b.WriteString("## Latest run\n\n")
 	if r.Quick {
 		b.WriteString("**Quick smoke run: small workloads, figures are not comparable to a full run.**\n\n")
+	}
+	if r.Note != "" {
+		fmt.Fprintf(&b, "**Note:** %s\n\n", r.Note)
 	}
 	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
 	fmt.Fprintf(&b, "- Date: %s\n", r.Date.Format("2006-01-02 15:04 MST"))

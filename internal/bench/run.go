@@ -56,6 +56,7 @@ type Config struct {
 	RecordMachine  bool   // read java -version etc. for the header
 	CommandLine    string // how this run was invoked, for the header
 	QuickSmokeTest bool   // stated in the header
+	Note           string // free text for the header, e.g. how quiet the machine was
 }
 
 // sample is what one run of one target measured, keyed by figure.
@@ -79,6 +80,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Date:       time.Now().UTC(),
 		Runs:       cfg.Runs,
 		Quick:      cfg.QuickSmokeTest,
+		Note:       cfg.Note,
 		Partitions: Partitions,
 		Workloads:  cfg.Workloads,
 		Acks:       cfg.Acks,
