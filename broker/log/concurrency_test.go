@@ -146,3 +146,102 @@ func TestConcurrentAppendReadRetention(t *testing.T) {
 		t.Fatal("nothing left")
 	}
 }
+
+// The cleaner compacts while an appender writes and readers read: reads
+// stay valid (increasing offsets, whole batches) and the end result is the
+// latest value per key.
+func TestConcurrentCompaction(t *testing.T) {
+	c := newClock()
+	cfg := compactConfig()
+	cfg.FileDeleteDelayMs = 2000
+	l := mustOpen(t, filepath.Join(t.TempDir(), "cc-0"), cfg, testOpts(c), false)
+	defer l.Close()
+	appends := 1500
+	if testing.Short() {
+		appends = 400
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	fail := func(err error) {
+		select {
+		case errc <- err:
+		default:
+		}
+	}
+	var all []logRecord
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer done.Store(true)
+		for i := 0; i < appends; i++ {
+			k, v := fmt.Sprintf("k%d", i%37), fmt.Sprint(i)
+			res, err := l.Append(kv(t, batch.CodecSnappy, c.Now().UnixMilli(), k, v), AppendOptions{AssignOffsets: true})
+			if err != nil {
+				fail(err)
+				return
+			}
+			all = append(all, logRecord{res.FirstOffset, k, v})
+		}
+	}()
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(r)))
+			var buf []byte
+			for !done.Load() {
+				leo := l.LogEndOffset()
+				if leo == 0 {
+					continue
+				}
+				off := rng.Int63n(leo)
+				res, err := l.Read(off, 1+rng.Intn(4<<10), leo, true)
+				if err != nil {
+					fail(fmt.Errorf("read %d: %w", off, err))
+					return
+				}
+				if buf, err = res.AppendTo(buf[:0]); err != nil {
+					fail(fmt.Errorf("read %d: %w", off, err))
+					return
+				}
+				prev := int64(-1)
+				for p := buf; len(p) > 0; {
+					b, rest, err := batch.Next(p)
+					if err == nil {
+						err = b.Validate()
+					}
+					if err != nil || b.BaseOffset() <= prev || (prev < 0 && b.LastOffset() < off) {
+						fail(fmt.Errorf("read %d: bad batch %v after %d: %v", off, b, prev, err))
+						return
+					}
+					prev = b.LastOffset()
+					p = rest
+				}
+			}
+		}(r)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		om := newOffsetMap(1 << 16)
+		for !done.Load() {
+			if _, _, err := l.compact(om, true, 8192); err != nil && !errors.Is(err, errCleanAborted) {
+				fail(err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if err := l.Roll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Compact(1<<20, true); err != nil {
+		t.Fatal(err)
+	}
+	sameRecords(t, records(t, l), latest(all, l.LogEndOffset()))
+}

@@ -45,6 +45,7 @@ func openLog(dir string, cfg Config, opts Options, p loadParams) (*Log, error) {
 	l := &Log{dir: dir, tp: tp, opts: opts, logger: opts.Logger}
 	l.cfg.Store(&cfg)
 	l.hw.Store(-1)
+	l.cleanedTo.Store(-1)
 	l.lastFlushMs.Store(l.nowMs())
 	if b, err := os.ReadFile(filepath.Join(dir, partitionMetaFile)); err == nil {
 		if id, err := decodePartitionMetadata(b); err == nil {

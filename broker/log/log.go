@@ -53,8 +53,12 @@ type Log struct {
 
 	flushMu  sync.Mutex     // one flush at a time; never held with mu
 	bg       sync.WaitGroup // background flushes started by rolls
+	deleting sync.WaitGroup // segment deletions scheduled, not yet done
 	topicID  [16]byte
 	hasID    bool
+	// cleanedTo is the cleaner's first dirty offset (-1: not cleaned yet),
+	// persisted by the Manager in cleaner-offset-checkpoint.
+	cleanedTo atomic.Int64
 	onChange func(l *Log) // the log start offset moved: persist checkpoints
 }
 
@@ -710,10 +714,7 @@ func (l *Log) Close() error {
 			}
 		}
 	}
-	for s, t := range pending {
-		t.Stop()
-		errs = append(errs, s.close(), s.removeFiles())
-	}
+	errs = append(errs, l.stopPending(pending, true))
 	for _, s := range l.segments() {
 		errs = append(errs, s.close())
 	}
@@ -733,22 +734,28 @@ func (l *Log) Delete() error {
 // to .deleted now (so a crash does not resurrect them) and closed and
 // unlinked after file.delete.delay.ms, when in-flight reads are done.
 // The caller has already removed them from the segment list.
-func (l *Log) deleteSegmentsLocked(segs []*segment) {
+func (l *Log) deleteSegmentsLocked(segs []*segment) { l.retire(segs, true) }
+
+func (l *Log) retire(segs []*segment, deleteSnapshots bool) {
 	delay := time.Duration(l.config().FileDeleteDelayMs) * time.Millisecond
 	for _, s := range segs {
 		if err := s.rename(deletedSuffix); err != nil {
 			l.logger.Warn("rename deleted segment", "partition", l.tp.String(), "base", s.base, "err", err)
 		}
-		l.producers.deleteSnapshot(s.base)
+		if deleteSnapshots {
+			l.producers.deleteSnapshot(s.base)
+		}
 		if l.pending == nil {
 			l.pending = map[*segment]*time.Timer{}
 		}
 		s := s
+		l.deleting.Add(1)
 		l.pending[s] = time.AfterFunc(delay, func() { l.finishDelete(s) })
 	}
 }
 
 func (l *Log) finishDelete(s *segment) {
+	defer l.deleting.Done()
 	l.mu.Lock()
 	_, ok := l.pending[s]
 	delete(l.pending, s)
@@ -759,6 +766,22 @@ func (l *Log) finishDelete(s *segment) {
 	if err := errors.Join(s.close(), s.removeFiles()); err != nil {
 		l.logger.Warn("delete segment files", "partition", l.tp.String(), "base", s.base, "err", err)
 	}
+}
+
+// stopPending takes over the deletions still waiting for their delay.
+func (l *Log) stopPending(pending map[*segment]*time.Timer, remove bool) error {
+	var errs []error
+	for s, t := range pending {
+		if t.Stop() {
+			l.deleting.Done() // the callback will not run
+		}
+		errs = append(errs, s.close())
+		if remove {
+			errs = append(errs, s.removeFiles())
+		}
+	}
+	l.deleting.Wait() // callbacks already running
+	return errors.Join(errs...)
 }
 
 // pendingDeletes reports how many segments await file.delete.delay.ms.
@@ -778,10 +801,7 @@ func (l *Log) abandon() func() {
 	l.mu.Unlock()
 	return func() {
 		l.bg.Wait()
-		for s, t := range pending {
-			t.Stop()
-			s.close()
-		}
+		l.stopPending(pending, false)
 		for _, s := range l.segments() {
 			s.close()
 		}

@@ -335,7 +335,25 @@ func (m *Manager) loadDir(d *logDir) error {
 	return syncDir(d.path)
 }
 
+// setCleanerOffset records where the cleaner's next dirty section starts
+// (cleaner-offset-checkpoint), so a restart does not recompact everything.
+func (m *Manager) setCleanerOffset(l *Log, offset int64) {
+	d := m.dirOf(l)
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cleanerOffsets[l.tp] = offset
+	if err := writeFileAtomic(filepath.Join(d.path, cleanerOffsetFile), encodeOffsetCheckpoint(d.cleanerOffsets)); err != nil {
+		m.logger.Warn("write cleaner checkpoint", "dir", d.path, "err", err)
+	}
+}
+
 func (m *Manager) register(l *Log, d *logDir) {
+	if o, ok := d.cleanerOffsets[l.tp]; ok {
+		l.cleanedTo.Store(o)
+	}
 	l.onChange = m.logStartChanged
 	m.mu.Lock()
 	m.logs[l.tp] = &managedLog{log: l, dir: d}
@@ -441,7 +459,6 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	ml.dir.mu.Lock()
 	delete(ml.dir.cleanerOffsets, tp)
 	ml.dir.mu.Unlock()
-	m.cleaner.forget(l)
 	if err := m.writeCheckpoints(ml.dir); err != nil {
 		m.logger.Warn("write checkpoints after delete", "dir", ml.dir.path, "err", err)
 	}

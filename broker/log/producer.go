@@ -268,11 +268,13 @@ func (m *producerStateManager) abort() { m.pending = m.pending[:0] }
 // commit applies the staged updates; end is the new log end offset.
 func (m *producerStateManager) commit(end int64) {
 	for i := range m.pending {
-		e := m.pending[i]
+		e := &m.pending[i]
 		if p := m.producers[e.id]; p != nil {
-			*p = e
+			*p = *e
 		} else {
-			m.producers[e.id] = &e
+			ne := new(producerEntry)
+			*ne = *e
+			m.producers[e.id] = ne
 		}
 	}
 	m.pending = m.pending[:0]

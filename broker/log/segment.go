@@ -402,22 +402,23 @@ func (s *segment) removeFiles() error {
 // headerReader reads batch headers through a small buffer, so scanning a
 // run of small batches costs one pread per few KiB.
 type headerReader struct {
-	f     *os.File
-	buf   []byte
-	start int64 // file position of buf[0]
-	n     int   // valid bytes in buf
+	f      *os.File
+	pooled *[]byte
+	buf    []byte
+	start  int64 // file position of buf[0]
+	n      int   // valid bytes in buf
 }
 
 var headerBufPool = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
 
 func newHeaderReader(f *os.File) *headerReader {
-	return &headerReader{f: f, buf: *headerBufPool.Get().(*[]byte), start: -1}
+	p := headerBufPool.Get().(*[]byte)
+	return &headerReader{f: f, pooled: p, buf: *p, start: -1}
 }
 
 func (r *headerReader) release() {
-	b := r.buf
 	r.buf = nil
-	headerBufPool.Put(&b)
+	headerBufPool.Put(r.pooled)
 }
 
 // at returns a view of the HeaderSize bytes at pos, which must end before
