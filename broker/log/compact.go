@@ -57,8 +57,8 @@ type cleanable struct {
 
 // CleanStats reports one cleaning round.
 type CleanStats struct {
-	FirstDirty, EndOffset  int64
-	BytesRead, BytesWritten int64
+	FirstDirty, EndOffset    int64
+	BytesRead, BytesWritten  int64
 	RecordsRead, RecordsKept int64
 	Segments, Groups         int
 	MapUtilization           float64

@@ -59,7 +59,7 @@ type Log struct {
 	// cleanedTo is the cleaner's first dirty offset (-1: not cleaned yet),
 	// persisted by the Manager in cleaner-offset-checkpoint.
 	cleanedTo atomic.Int64
-	onChange func(l *Log) // the log start offset moved: persist checkpoints
+	onChange  func(l *Log) // the log start offset moved: persist checkpoints
 }
 
 // Open opens (or creates) the log in dir, a directory named
