@@ -35,5 +35,13 @@ case ",$brokers," in
 *,kafka,*) scripts/kafka.sh fetch ;;
 esac
 
-export FJORD_BENCH_COMMAND="scripts/bench.sh${*:+ $*}"
+# The exact command, quoted as a shell would need it, for the report header.
+cmdline="scripts/bench.sh"
+for a in "$@"; do
+	case "$a" in
+	"" | *[!A-Za-z0-9_./:=,+-]*) a="'${a//\'/\'\\\'\'}'" ;;
+	esac
+	cmdline+=" $a"
+done
+export FJORD_BENCH_COMMAND="$cmdline"
 exec bin/fjord bench run "$@"

@@ -268,7 +268,19 @@ func commandLine() string {
 	if c := os.Getenv("FJORD_BENCH_COMMAND"); c != "" {
 		return c
 	}
-	return strings.TrimSpace("fjord " + strings.Join(os.Args[1:], " "))
+	words := []string{"fjord"}
+	for _, a := range os.Args[1:] {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes a for a POSIX shell when it needs it.
+func shellQuote(a string) string {
+	if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-") == "" {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
 // DefaultSelf is the production command prefix: this executable's `bench`.

@@ -32,6 +32,10 @@ type Result struct {
 	P99Ms  float64 `json:"p99_ms,omitempty"`
 	MaxMs  float64 `json:"max_ms,omitempty"`
 	RateHz float64 `json:"rate_hz,omitempty"` // achieved send rate
+
+	// ClientCPU is the driver's own CPU use over the timed part, in cores:
+	// near 1 or more means the client, not the broker, may be the limit.
+	ClientCPU float64 `json:"client_cpu"`
 }
 
 // DriverConfig is what the produce, consume and latency drivers share.
@@ -173,15 +177,17 @@ func RunProduce(ctx context.Context, c DriverConfig) (Result, error) {
 	if err := produceN(ctx, cl, p, 0, c.Warmup, &counter); err != nil {
 		return Result{}, fmt.Errorf("warm-up produce to %s: %w", c.Brokers, err)
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), selfCPU()
 	if err := produceN(ctx, cl, p, c.Warmup, c.Records, &counter); err != nil {
 		return Result{}, fmt.Errorf("produce to %s: %w", c.Brokers, err)
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), selfCPU()-cpu0
 	if got, want := counter.acked.Load(), int64(c.Warmup+c.Records); got != want {
 		return Result{}, fmt.Errorf("produce: %d of %d records acknowledged", got, want)
 	}
-	return throughput("produce", c, int64(c.Records), elapsed), nil
+	r := throughput("produce", c, int64(c.Records), elapsed)
+	r.ClientCPU = cpu.Seconds() / elapsed.Seconds()
+	return r, nil
 }
 
 // RunConsume reads the topic from the beginning until it has seen exactly
@@ -209,9 +215,10 @@ func RunConsume(ctx context.Context, c DriverConfig) (Result, error) {
 	var (
 		seen, bytes, timedFrom, bytesFrom int64
 		start                             time.Time
+		cpu0                              time.Duration
 	)
 	if c.Warmup == 0 {
-		start = time.Now()
+		start, cpu0 = time.Now(), selfCPU()
 	}
 	for seen < want {
 		fs := cl.PollFetches(ctx)
@@ -239,10 +246,10 @@ func RunConsume(ctx context.Context, c DriverConfig) (Result, error) {
 			return Result{}, fmt.Errorf("consume: %d records with a value size other than %d", bad, c.Size)
 		}
 		if start.IsZero() && seen >= int64(c.Warmup) {
-			start, timedFrom, bytesFrom = time.Now(), seen, bytes
+			start, cpu0, timedFrom, bytesFrom = time.Now(), selfCPU(), seen, bytes
 		}
 	}
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), selfCPU()-cpu0
 	if seen != want {
 		return Result{}, fmt.Errorf("consume: read %d records, the topic should hold %d", seen, want)
 	}
@@ -254,6 +261,7 @@ func RunConsume(ctx context.Context, c DriverConfig) (Result, error) {
 	r := throughput("consume", c, seen-timedFrom, elapsed)
 	r.Bytes = bytes - bytesFrom
 	r.MBPerSec = float64(r.Bytes) / 1e6 / elapsed.Seconds()
+	r.ClientCPU = cpu.Seconds() / elapsed.Seconds()
 	return r, nil
 }
 

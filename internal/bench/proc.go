@@ -82,6 +82,39 @@ func processGone(pid int) bool {
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
+// ProcessCPU returns the user+system CPU time pid has used so far, from
+// /proc/PID/stat (fields 14 and 15, in USER_HZ ticks, 100 per second on
+// every Linux we run on).
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read cpu time of pid %d: %w", pid, err)
+	}
+	return parseStatCPU(b)
+}
+
+func parseStatCPU(b []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("/proc stat: no command name")
+	}
+	// After ") " come fields 3 (state) onwards; utime and stime are 14, 15.
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 13 {
+		return 0, errors.New("/proc stat: too few fields")
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("/proc stat: bad cpu field %q", s)
+		}
+		ticks += n
+	}
+	const userHZ = 100
+	return time.Duration(ticks) * (time.Second / userHZ), nil
+}
+
 // probeMetadata sends one Metadata request (v12, all topics) on a fresh
 // connection and reports whether the broker answered with at least one
 // broker. It speaks the wire protocol directly rather than through kgo so

@@ -117,3 +117,18 @@ func TestMeasureLimits(t *testing.T) {
 		t.Fatalf("disk test left %d files behind", len(left))
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	// utime 250 + stime 50 ticks = 3 s; the command name has spaces and a ')'.
+	stat := "1234 (java (x) y) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 97 0 5 0\n"
+	d, err := parseStatCPU([]byte(stat))
+	if err != nil || d != 3*time.Second {
+		t.Fatalf("parseStatCPU = %v, %v", d, err)
+	}
+	if _, err := parseStatCPU([]byte("1 (x) S 1 2")); err == nil {
+		t.Fatal("short stat accepted")
+	}
+	if _, err := ProcessCPU(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+}

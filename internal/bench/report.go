@@ -85,6 +85,17 @@ type Report struct {
 	Targets    []string          `json:"targets"`
 	Figures    []Figure          `json:"figures"`
 	Errors     map[string]string `json:"errors,omitempty"` // target → why it has no (or partial) figures
+	Details    []Detail          `json:"details"`          // every driver result, for the record
+}
+
+// Detail is one driver run: its result and the CPU time the broker used
+// meanwhile (warm-up and client set-up included), which tells a
+// client-bound figure from a broker-bound one.
+type Detail struct {
+	Target           string  `json:"target"`
+	Run              int     `json:"run"`
+	Result           Result  `json:"result"`
+	BrokerCPUSeconds float64 `json:"broker_cpu_seconds"`
 }
 
 func buildFigures(cfg Config, targets []string, samples map[string][]sample) []Figure {

@@ -165,3 +165,20 @@ func TestReplaceGenerated(t *testing.T) {
 		}
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"--runs":      "--runs",
+		"1000000x100": "1000000x100",
+		"":            "''",
+		"a b":         "'a b'",
+		"it's":        `'it'\''s'`,
+		"$HOME":       "'$HOME'",
+		"kafka,kfake": "kafka,kfake",
+		"/tmp/x.json": "/tmp/x.json",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,7 +127,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				prepared[t.Name()] = true
 			}
 			log.Info("benchmarking", "target", t.Name(), "run", run, "of", cfg.Runs)
-			s, err := runTarget(ctx, cfg, t, run, log)
+			record := func(d Detail) { d.Run = run; rep.Details = append(rep.Details, d) }
+			s, err := runTarget(ctx, cfg, t, run, record, log)
 			if err != nil {
 				log.Error("benchmark failed", "target", t.Name(), "run", run, "err", err)
 				if _, seen := rep.Errors[t.Name()]; !seen {
@@ -154,7 +156,7 @@ func prepareTarget(ctx context.Context, t Target, root string) error {
 
 // runTarget starts t, runs every workload against it and stops it. It
 // returns whatever it measured even when a later step fails.
-func runTarget(ctx context.Context, cfg Config, t Target, run int, log *slog.Logger) (sample, error) {
+func runTarget(ctx context.Context, cfg Config, t Target, run int, record func(Detail), log *slog.Logger) (sample, error) {
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-run%d", t.Name(), run))
 	r, err := startTarget(ctx, t, dir, cfg.StartTimeout)
 	if err != nil {
@@ -171,7 +173,7 @@ func runTarget(ctx context.Context, cfg Config, t Target, run int, log *slog.Log
 	var firstErr error
 	for _, w := range cfg.Workloads {
 		for _, acks := range cfg.Acks {
-			if err := runWorkload(ctx, cfg, t, w, acks, s, log); err != nil {
+			if err := runWorkload(ctx, cfg, t, r.pid(), w, acks, s, record, log); err != nil {
 				log.Error("workload failed", "target", t.Name(), "workload", w.String(), "acks", acks, "err", err)
 				firstErr = cmpErr(firstErr, fmt.Errorf("%s acks=%s: %w", w, acks, err))
 			}
@@ -202,7 +204,7 @@ func kbToMB(kb int64) float64 { return float64(kb) * 1024 / 1e6 }
 
 // runWorkload creates the topic, then produces, consumes and measures ack
 // latency, each in a driver process of its own.
-func runWorkload(ctx context.Context, cfg Config, t Target, w Workload, acks string, s sample, log *slog.Logger) error {
+func runWorkload(ctx context.Context, cfg Config, t Target, pid int, w Workload, acks string, s sample, record func(Detail), log *slog.Logger) error {
 	topic := fmt.Sprintf("bench-%dB-acks%s", w.Size, acks)
 	if err := createTopic(ctx, t.Addr(), topic); err != nil {
 		return err
@@ -211,26 +213,41 @@ func runWorkload(ctx context.Context, cfg Config, t Target, w Workload, acks str
 	common := []string{"--brokers", t.Addr(), "--topic", topic, "--size", strconv.Itoa(w.Size), "--acks", acks,
 		"--timeout", cfg.DriverTimeout.String()}
 
-	prod, err := runDriver(ctx, cfg, "produce", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
+	drive := func(mode string, args []string) (Result, error) {
+		cpu0, _ := ProcessCPU(pid)
+		res, err := runDriver(ctx, cfg, mode, args)
+		if err != nil {
+			return res, err
+		}
+		cpu1, _ := ProcessCPU(pid)
+		d := Detail{Target: t.Name(), Result: res, BrokerCPUSeconds: (cpu1 - cpu0).Seconds()}
+		record(d)
+		attrs := []any{"target", t.Name(), "workload", w.String(), "acks", acks,
+			"rec/s", int(res.RecordsPerSec), "MB/s", round1(res.MBPerSec)}
+		if mode == "latency" {
+			attrs = append(attrs, "p50_ms", res.P50Ms, "p99_ms", res.P99Ms)
+		} else {
+			attrs = append(attrs, "client_cpu_cores", round2(res.ClientCPU))
+		}
+		log.Info(mode, append(attrs, "broker_cpu_s", round2(d.BrokerCPUSeconds))...)
+		return res, nil
+	}
+	prod, err := drive("produce", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
 	if err != nil {
 		return err
 	}
 	s[figKey{figProduceRate, w, acks}] = prod.RecordsPerSec
 	s[figKey{figProduceMB, w, acks}] = prod.MBPerSec
-	log.Info("produced", "target", t.Name(), "workload", w.String(), "acks", acks,
-		"rec/s", int(prod.RecordsPerSec), "MB/s", round1(prod.MBPerSec))
 
-	cons, err := runDriver(ctx, cfg, "consume", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
+	cons, err := drive("consume", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
 	if err != nil {
 		return err
 	}
 	s[figKey{figConsumeRate, w, acks}] = cons.RecordsPerSec
 	s[figKey{figConsumeMB, w, acks}] = cons.MBPerSec
-	log.Info("consumed", "target", t.Name(), "workload", w.String(), "acks", acks,
-		"rec/s", int(cons.RecordsPerSec), "MB/s", round1(cons.MBPerSec))
 
 	n := max(1, int(float64(cfg.LatencyRate)*cfg.LatencyDuration.Seconds()))
-	lat, err := runDriver(ctx, cfg, "latency", append(common,
+	lat, err := drive("latency", append(common,
 		"--records", strconv.Itoa(n), "--warmup", strconv.Itoa(max(1, cfg.LatencyRate/10)),
 		"--rate", strconv.Itoa(cfg.LatencyRate), "--linger", cfg.LatencyLinger.String()))
 	if err != nil {
@@ -238,11 +255,11 @@ func runWorkload(ctx context.Context, cfg Config, t Target, w Workload, acks str
 	}
 	s[figKey{figP50, w, acks}] = lat.P50Ms
 	s[figKey{figP99, w, acks}] = lat.P99Ms
-	log.Info("latency", "target", t.Name(), "workload", w.String(), "acks", acks, "p50_ms", lat.P50Ms, "p99_ms", lat.P99Ms)
 	return nil
 }
 
-func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
+func round1(f float64) float64 { return math.Round(f*10) / 10 }
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // createTopic creates an 8-partition topic and waits until every partition
 // has a leader, so that the driver's first request finds it ready.

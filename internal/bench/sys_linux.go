@@ -4,7 +4,17 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func fdatasync(f *os.File) error { return syscall.Fdatasync(int(f.Fd())) }
 
