@@ -136,3 +136,29 @@ func TestManagerOpensKafkaDataDir(t *testing.T) {
 	compareFile(t, filepath.Join(dir, recoveryPointFile), filepath.Join(kafkaData, recoveryPointFile))
 	compareFile(t, filepath.Join(dir, logStartOffsetFile), filepath.Join(kafkaData, logStartOffsetFile))
 }
+
+// writeCheckpointsAll writes every dir's checkpoints, as the periodic task.
+func (m *Manager) writeCheckpointsAll() {
+	for _, d := range m.dirs {
+		m.writeCheckpoints(d)
+	}
+}
+
+// crashForTest abandons the manager like a killed process: no flush, no
+// final checkpoints, no clean shutdown marker.
+func (m *Manager) crashForTest() {
+	m.mu.Lock()
+	m.closed = true
+	cancel := m.cancel
+	logs := m.logs
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	m.bg.Wait()
+	for _, ml := range logs {
+		ml.log.abandon()()
+	}
+	m.deletes.Wait()
+	m.releaseDirs()
+}
