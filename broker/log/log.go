@@ -807,3 +807,26 @@ func (l *Log) abandon() func() {
 		}
 	}
 }
+
+// unloadIdleIndexes frees the in-memory indexes of closed segments no
+// reader used for idle, so index memory follows the working set rather
+// than the data size (Kafka gets the same from evictable mmaps).
+func (l *Log) unloadIdleIndexes(idle time.Duration) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	segs := l.segments()
+	cutoff := time.Now().Add(-idle).UnixMilli()
+	n := 0
+	for _, s := range segs[:len(segs)-1] {
+		if s.lastUsed.Load() < cutoff {
+			s.mu.RLock()
+			loaded := s.loaded
+			s.mu.RUnlock()
+			if loaded {
+				s.unloadIndexes()
+				n++
+			}
+		}
+	}
+	return n
+}

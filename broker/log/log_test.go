@@ -259,3 +259,44 @@ func TestDirLayout(t *testing.T) {
 		}
 	}
 }
+
+// Idle closed segments drop their in-memory indexes; reads reload them,
+// and a read racing with the unload still finds its batch.
+func TestUnloadIdleIndexes(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 2000
+	cfg.IndexIntervalBytes = 100
+	l := mustOpen(t, filepath.Join(t.TempDir(), "u-0"), cfg, testOpts(nil), false)
+	defer l.Close()
+	for i := 0; i < 100; i++ {
+		mustAppend(t, l, valueBatch(noPID, 2, 40))
+	}
+	readAllBatches(t, l, 0)
+	if n := l.unloadIdleIndexes(0); n != l.NumSegments()-1 {
+		t.Fatalf("unloaded %d of %d closed segments", n, l.NumSegments()-1)
+	}
+	if !l.active().loaded {
+		t.Fatal("active segment unloaded")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			l.unloadIdleIndexes(0)
+		}
+	}()
+	for off := int64(0); off < l.LogEndOffset(); off += 3 {
+		res, err := l.Read(off, 1, math.MaxInt64, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := res.AppendTo(nil)
+		if bb := batch.Batch(b); bb.BaseOffset() > off || bb.LastOffset() < off {
+			t.Fatalf("read at %d got %v", off, bb)
+		}
+	}
+	<-done
+	if _, _, ok, err := l.OffsetForTimestamp(0); !ok || err != nil {
+		t.Fatalf("timestamp lookup after unload: %v %v", ok, err)
+	}
+}

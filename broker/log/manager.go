@@ -652,6 +652,7 @@ func (m *Manager) every(ctx context.Context, d time.Duration, fn func()) {
 // calls it every RetentionCheckInterval).
 func (m *Manager) RunRetention() {
 	for _, p := range m.All() {
+		p.Log.unloadIdleIndexes(10 * time.Minute)
 		if n, err := p.Log.DeleteOldSegments(); err != nil && !errors.Is(err, ErrClosed) {
 			m.logger.Warn("retention", "partition", p.Log.tp.String(), "err", err)
 		} else if n > 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fjordhq/fjord/broker/batch"
 )
@@ -63,6 +64,10 @@ type segment struct {
 	maxTs    int64 // largest batch max timestamp, -1 none
 	maxTsOff int64 // last offset of the batch holding maxTs
 	maxKnown bool  // maxTs was computed (lazily for closed segments)
+
+	// lastUsed is when a reader last needed the indexes (ms): indexes of
+	// closed segments idle for a while are dropped from memory.
+	lastUsed atomic.Int64
 
 	// Only the appender, holding Log.mu, touches these.
 	firstTs    int64 // max timestamp of the first append (segment.ms roll), see firstTimestamp
@@ -124,6 +129,7 @@ func (s *segment) indexFilesExist() bool {
 // missing or corrupt index is rebuilt from the .log, which a clean shutdown
 // left intact (recovery validates the tail of the log otherwise).
 func (s *segment) ensureLoaded() error {
+	s.lastUsed.Store(time.Now().UnixMilli())
 	s.mu.RLock()
 	ok := s.loaded
 	s.mu.RUnlock()
@@ -267,6 +273,25 @@ func (s *segment) indexBatchLocked(h batch.Batch, pos, n int64, since *int64, in
 	}
 	*since += n
 	return nil
+}
+
+// unloadIndexes drops a closed segment's in-memory indexes; the next
+// reader loads them again. A reader racing with it finds no entries and
+// scans from the segment start, which is slower but still right.
+func (s *segment) unloadIndexes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.loaded {
+		return
+	}
+	s.loaded = false
+	s.idx.entries, s.tidx.entries = nil, nil
+	for _, f := range []**os.File{&s.idx.f, &s.tidx.f} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
 }
 
 // maxTimestamp returns the segment's largest timestamp and the offset
