@@ -818,7 +818,7 @@ func (l *Log) unloadIdleIndexes(idle time.Duration) int {
 	cutoff := time.Now().Add(-idle).UnixMilli()
 	n := 0
 	for _, s := range segs[:len(segs)-1] {
-		if s.lastUsed.Load() < cutoff {
+		if s.lastUsed.Load() <= cutoff {
 			s.mu.RLock()
 			loaded := s.loaded
 			s.mu.RUnlock()
