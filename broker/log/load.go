@@ -49,7 +49,7 @@ func openLog(dir string, cfg Config, opts Options, p loadParams) (*Log, error) {
 	l.lastFlushMs.Store(l.nowMs())
 	if b, err := os.ReadFile(filepath.Join(dir, partitionMetaFile)); err == nil {
 		if id, err := decodePartitionMetadata(b); err == nil {
-			l.topicID, l.hasID = id, true
+			l.topicID.Store(&id)
 		} else {
 			l.logger.Warn("ignoring malformed partition.metadata", "partition", tp.String(), "err", err)
 		}

@@ -54,8 +54,7 @@ type Log struct {
 	flushMu  sync.Mutex     // one flush at a time; never held with mu
 	bg       sync.WaitGroup // background flushes started by rolls
 	deleting sync.WaitGroup // segment deletions scheduled, not yet done
-	topicID  [16]byte
-	hasID    bool
+	topicID  atomic.Pointer[[16]byte] // nil: no partition.metadata
 	// cleanedTo is the cleaner's first dirty offset (-1: not cleaned yet),
 	// persisted by the Manager in cleaner-offset-checkpoint.
 	cleanedTo atomic.Int64
@@ -88,22 +87,23 @@ func (l *Log) TopicPartition() TopicPartition { return l.tp }
 
 // TopicID returns the id in partition.metadata (ok false if none).
 func (l *Log) TopicID() (id [16]byte, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.topicID, l.hasID
+	if p := l.topicID.Load(); p != nil {
+		return *p, true
+	}
+	return id, false
 }
 
 // SetTopicID writes partition.metadata.
 func (l *Log) SetTopicID(id [16]byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.hasID && l.topicID == id {
+	if cur, ok := l.TopicID(); ok && cur == id {
 		return nil
 	}
 	if err := writeFileAtomic(filepath.Join(l.dir, partitionMetaFile), encodePartitionMetadata(id)); err != nil {
 		return err
 	}
-	l.topicID, l.hasID = id, true
+	l.topicID.Store(&id)
 	return nil
 }
 

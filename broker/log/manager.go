@@ -596,6 +596,11 @@ func (m *Manager) writeCheckpoints(d *logDir) error {
 		rps[l.tp] = l.RecoveryPoint()
 	}
 	d.mu.Lock()
+	for _, l := range logs {
+		if o := l.cleanerOffset(); o >= 0 {
+			d.cleanerOffsets[l.tp] = o
+		}
+	}
 	err := writeFileAtomic(filepath.Join(d.path, recoveryPointFile), encodeOffsetCheckpoint(rps))
 	if err == nil {
 		err = writeFileAtomic(filepath.Join(d.path, cleanerOffsetFile), encodeOffsetCheckpoint(d.cleanerOffsets))
