@@ -51,9 +51,9 @@ type Log struct {
 	lastFlushMs   atomic.Int64
 	epochs        *epochCache
 
-	flushMu  sync.Mutex     // one flush at a time; never held with mu
-	bg       sync.WaitGroup // background flushes started by rolls
-	deleting sync.WaitGroup // segment deletions scheduled, not yet done
+	flushMu  sync.Mutex               // one flush at a time; never held with mu
+	bg       sync.WaitGroup           // background flushes started by rolls
+	deleting sync.WaitGroup           // segment deletions scheduled, not yet done
 	topicID  atomic.Pointer[[16]byte] // nil: no partition.metadata
 	// cleanedTo is the cleaner's first dirty offset (-1: not cleaned yet),
 	// persisted by the Manager in cleaner-offset-checkpoint.
