@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -175,7 +176,7 @@ func runTarget(ctx context.Context, cfg Config, t Target, run int, record func(D
 		for _, acks := range cfg.Acks {
 			if err := runWorkload(ctx, cfg, t, r.pid(), w, acks, s, record, log); err != nil {
 				log.Error("workload failed", "target", t.Name(), "workload", w.String(), "acks", acks, "err", err)
-				firstErr = cmpErr(firstErr, fmt.Errorf("%s acks=%s: %w", w, acks, err))
+				firstErr = firstErrOf(firstErr, fmt.Errorf("%s acks=%s: %w", w, acks, err))
 			}
 			select {
 			case <-r.done:
@@ -186,14 +187,14 @@ func runTarget(ctx context.Context, cfg Config, t Target, run int, record func(D
 	}
 	m, err := ReadMem(r.pid())
 	if err != nil {
-		return s, cmpErr(firstErr, err)
+		return s, firstErrOf(firstErr, err)
 	}
 	s[figKey{Kind: figRSSAfter}] = kbToMB(m.RSSKB)
 	s[figKey{Kind: figRSSPeak}] = kbToMB(m.HWMKB)
 	return s, firstErr
 }
 
-func cmpErr(first, next error) error {
+func firstErrOf(first, next error) error {
 	if first != nil {
 		return first
 	}
@@ -232,14 +233,14 @@ func runWorkload(ctx context.Context, cfg Config, t Target, pid int, w Workload,
 		log.Info(mode, append(attrs, "broker_cpu_s", round2(d.BrokerCPUSeconds))...)
 		return res, nil
 	}
-	prod, err := drive("produce", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
+	prod, err := drive("produce", slices.Concat(common, []string{"--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)}))
 	if err != nil {
 		return err
 	}
 	s[figKey{figProduceRate, w, acks}] = prod.RecordsPerSec
 	s[figKey{figProduceMB, w, acks}] = prod.MBPerSec
 
-	cons, err := drive("consume", append(common, "--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)))
+	cons, err := drive("consume", slices.Concat(common, []string{"--records", strconv.Itoa(w.Records), "--warmup", strconv.Itoa(warm)}))
 	if err != nil {
 		return err
 	}
@@ -247,9 +248,9 @@ func runWorkload(ctx context.Context, cfg Config, t Target, pid int, w Workload,
 	s[figKey{figConsumeMB, w, acks}] = cons.MBPerSec
 
 	n := max(1, int(float64(cfg.LatencyRate)*cfg.LatencyDuration.Seconds()))
-	lat, err := drive("latency", append(common,
+	lat, err := drive("latency", slices.Concat(common, []string{
 		"--records", strconv.Itoa(n), "--warmup", strconv.Itoa(max(1, cfg.LatencyRate/10)),
-		"--rate", strconv.Itoa(cfg.LatencyRate), "--linger", cfg.LatencyLinger.String()))
+		"--rate", strconv.Itoa(cfg.LatencyRate), "--linger", cfg.LatencyLinger.String()}))
 	if err != nil {
 		return err
 	}
