@@ -507,7 +507,10 @@ func (l *Log) cleanGroup(g []*segment, f *filter, rd *segReader, dec *batch.Deco
 	next = append(next, cleaned)
 	next = append(next, segs[at+len(g):]...)
 	l.setSegments(next)
-	l.retireSegmentsLocked(g)
+	// As Kafka: the snapshot at the group's base stays (a segment still
+	// starts there); the others no longer match a segment.
+	l.retire(g[:1], false)
+	l.retire(g[1:], true)
 	if err := cleaned.rename(""); err != nil {
 		l.failed = err
 		return err
@@ -595,10 +598,4 @@ func (r *segReader) each(s *segment, pos int64, fn func(b batch.Batch) error) er
 		pos += int64(used)
 	}
 	return nil
-}
-
-// retireSegmentsLocked removes replaced segments like deleteSegmentsLocked
-// but keeps their producer snapshots, which compaction does not change.
-func (l *Log) retireSegmentsLocked(segs []*segment) {
-	l.retire(segs, false)
 }

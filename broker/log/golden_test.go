@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fjordhq/fjord/broker/batch"
 )
@@ -201,4 +202,45 @@ func TestGoldenCheckpointFiles(t *testing.T) {
 	if got := string(encodeEpochCheckpoint(multi)); got != "0\n3\n0 0\n3 120\n7 9000\n" {
 		t.Errorf("multi-epoch checkpoint %q", got)
 	}
+}
+
+// Compaction golden test. testdata/kafka-4.4/compaction/before holds a
+// partition written by compaction/produce.py with cleanup.policy=delete
+// (an idempotent producer's batch later overwritten, plain batches,
+// tombstones, four segments rolled by segment.ms); alter.py then switched
+// the topic to compact and Kafka 4.4's cleaner produced after/: one merged
+// segment for offsets 0-15 (16 is the active segment). Our cleaner must
+// produce the same .log, .index and .timeindex byte for byte — record
+// selection, empty producer batch, offset ranges, rebuilt batches, the
+// delete horizon of the tombstones' batches and per-batch index entries.
+func TestGoldenCompactionMatchesKafka(t *testing.T) {
+	const cleanedAt = 1795942168839 // Kafka's delete horizon minus delete.retention.ms
+	src := filepath.Join("testdata", "kafka-4.4", "compaction")
+	dir := filepath.Join(t.TempDir(), "cmp-0")
+	copyDir(t, filepath.Join(src, "before"), dir)
+	cfg := DefaultConfig()
+	cfg.Compact, cfg.Delete = true, false
+	cfg.IndexIntervalBytes = 100
+	cfg.MinCleanableDirtyRatio = 0.01
+	cfg.RetentionMs = -1
+	c := &clock{t: time.UnixMilli(cleanedAt)}
+	l := mustOpen(t, dir, cfg, testOpts(c), true)
+	defer l.Close()
+	if l.NumSegments() != 4 || l.LogEndOffset() != 18 {
+		t.Fatalf("loaded %d segments, log end %d", l.NumSegments(), l.LogEndOffset())
+	}
+	st, ok, err := l.Compact(1<<20, false)
+	if err != nil || !ok || st.EndOffset != 16 {
+		t.Fatalf("compact: %+v %v %v", st, ok, err)
+	}
+	if l.NumSegments() != 2 {
+		t.Fatalf("%d segments after compaction, want the merged one and the active one", l.NumSegments())
+	}
+	if err := l.segments()[0].finalize(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"} {
+		compareFile(t, filepath.Join(dir, name), filepath.Join(src, "after", name))
+	}
+	compareFile(t, filepath.Join(dir, "00000000000000000016.log"), filepath.Join(src, "before", "00000000000000000016.log"))
 }
