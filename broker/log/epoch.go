@@ -12,13 +12,16 @@ import (
 // OffsetForLeaderEpoch, which followers and consumers use to detect
 // divergence after a leader change.
 //
-// Mutations come from the appender (holding Log.mu) and write the file
-// before returning, so the file never misses an epoch whose data may be on
-// disk. Reads take only the cache's own lock.
+// New epochs come from the appender (holding Log.mu) and are written to
+// the file before the append returns, as Kafka's assign does, so the file
+// never misses an epoch whose data may be on disk. Truncations are written
+// after the log lock is released. Reads take only the cache's own lock.
 type epochCache struct {
-	path    string
-	mu      sync.RWMutex
-	entries []epochEntry // epochs and start offsets both strictly increasing
+	path      string
+	persistMu sync.Mutex // one file write at a time; taken before mu
+	mu        sync.RWMutex
+	entries   []epochEntry // epochs and start offsets both strictly increasing
+	dirty     bool         // changed since the file was written
 }
 
 func loadEpochCache(dir string) (*epochCache, error) {
@@ -79,56 +82,68 @@ func (c *epochCache) assignLocked(e epochEntry) {
 	c.entries = append(c.entries[:n], e)
 }
 
-// truncateFromEnd removes epochs starting at or after end (log truncated).
-func (c *epochCache) truncateFromEnd(end int64) error {
+// truncateFromEnd removes epochs starting at or after end (log
+// truncated). Like Kafka it persists later (persistIfDirty), outside the
+// log lock: a stale file is corrected by the same truncation at load.
+func (c *epochCache) truncateFromEnd(end int64) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := len(c.entries)
 	for n > 0 && c.entries[n-1].start >= end {
 		n--
 	}
-	changed := n != len(c.entries)
-	c.entries = c.entries[:n]
-	c.mu.Unlock()
-	if changed {
-		return c.persist()
+	if n != len(c.entries) {
+		c.entries = c.entries[:n]
+		c.dirty = true
 	}
-	return nil
 }
 
 // truncateFromStart drops epochs that ended before start and moves the
-// epoch holding start to begin there (log start offset moved).
-func (c *epochCache) truncateFromStart(start int64) error {
+// epoch holding start to begin there (log start offset moved). Persisted
+// later, as truncateFromEnd.
+func (c *epochCache) truncateFromStart(start int64) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	i := 0
 	for i < len(c.entries) && c.entries[i].start <= start {
 		i++
 	}
-	changed := false
 	if i > 0 {
 		keep := c.entries[i-1]
-		changed = i > 1 || keep.start != start
+		if i > 1 || keep.start != start {
+			c.dirty = true
+		}
 		keep.start = start
 		c.entries = append([]epochEntry{keep}, c.entries[i:]...)
 	}
-	c.mu.Unlock()
-	if changed {
-		return c.persist()
-	}
-	return nil
 }
 
-func (c *epochCache) clear() error {
+func (c *epochCache) clear() {
 	c.mu.Lock()
 	c.entries = nil
+	c.dirty = true
 	c.mu.Unlock()
-	return c.persist()
 }
 
 func (c *epochCache) persist() error {
-	c.mu.RLock()
+	c.persistMu.Lock()
+	defer c.persistMu.Unlock()
+	c.mu.Lock()
 	b := encodeEpochCheckpoint(c.entries)
-	c.mu.RUnlock()
+	c.dirty = false
+	c.mu.Unlock()
 	return writeFileAtomic(c.path, b)
+}
+
+// persistIfDirty writes the file if a truncation changed the cache.
+func (c *epochCache) persistIfDirty() error {
+	c.mu.RLock()
+	dirty := c.dirty
+	c.mu.RUnlock()
+	if !dirty {
+		return nil
+	}
+	return c.persist()
 }
 
 // endOffsetFor is Kafka's endOffsetFor: the largest epoch <= requested and

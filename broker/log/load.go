@@ -175,9 +175,7 @@ func (l *Log) load(cfg *Config, p loadParams) error {
 		segs = []*segment{s}
 		l.setSegments(segs)
 		active, leo = s, lsoCheckpoint
-		if err := l.epochs.clear(); err != nil {
-			return err
-		}
+		l.epochs.clear()
 	}
 	active.firstKnown = false
 	l.leo.Store(leo)
@@ -190,14 +188,13 @@ func (l *Log) load(cfg *Config, p loadParams) error {
 	}
 
 	if epochsChanged {
-		if err := l.epochs.persist(); err != nil {
-			return err
-		}
+		l.epochs.mu.Lock()
+		l.epochs.dirty = true
+		l.epochs.mu.Unlock()
 	}
-	if err := l.epochs.truncateFromEnd(leo); err != nil {
-		return err
-	}
-	if err := l.epochs.truncateFromStart(lso); err != nil {
+	l.epochs.truncateFromEnd(leo)
+	l.epochs.truncateFromStart(lso)
+	if err := l.epochs.persistIfDirty(); err != nil {
 		return err
 	}
 
@@ -211,13 +208,14 @@ func (l *Log) load(cfg *Config, p loadParams) error {
 		bases[i] = s.base
 	}
 	pm.removeStraySnapshots(bases)
-	return l.rebuildProducerStateLocked(lso, leo, p.clean)
+	return l.rebuildProducerStateLocked(lso, leo, p.clean, true)
 }
 
 // rebuildProducerStateLocked is Kafka's rebuildProducerState: load the
 // newest snapshot at or below end and replay the batch headers between it
-// and end.
-func (l *Log) rebuildProducerStateLocked(lso, end int64, clean bool) error {
+// and end. sync fsyncs the snapshot written at end (at load; a truncation
+// holding Log.mu skips it: a torn snapshot fails its CRC and is rebuilt).
+func (l *Log) rebuildProducerStateLocked(lso, end int64, clean, sync bool) error {
 	pm := l.producers
 	segs := l.segments()
 	var toSnapshot []int64
@@ -269,7 +267,7 @@ func (l *Log) rebuildProducerStateLocked(lso, end int64, clean bool) error {
 	if err != nil {
 		return err
 	}
-	if snap != "" {
+	if snap != "" && sync {
 		if f, err := os.Open(snap); err == nil {
 			_ = f.Sync()
 			f.Close()

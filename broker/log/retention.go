@@ -46,13 +46,17 @@ func (l *Log) advanceLogStartLocked(offset int64) (bool, error) {
 		return false, nil
 	}
 	l.lso.Store(offset)
-	if err := l.epochs.truncateFromStart(offset); err != nil {
-		return true, err
-	}
+	l.epochs.truncateFromStart(offset)
 	return true, nil
 }
 
+// notifyChange persists what moving the log start changed, outside
+// Log.mu: the leader epoch file and (through the Manager) the
+// log-start-offset checkpoint.
 func (l *Log) notifyChange() {
+	if err := l.epochs.persistIfDirty(); err != nil {
+		l.logger.Warn("write leader epoch checkpoint", "partition", l.tp.String(), "err", err)
+	}
 	if l.onChange != nil {
 		l.onChange(l)
 	}
@@ -163,7 +167,15 @@ func (l *Log) TruncateTo(offset int64) error {
 		return fmt.Errorf("%s: truncate to negative offset %d", l.tp, offset)
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	err := l.truncateToLocked(offset)
+	l.mu.Unlock()
+	if perr := l.epochs.persistIfDirty(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+func (l *Log) truncateToLocked(offset int64) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
@@ -193,10 +205,8 @@ func (l *Log) TruncateTo(offset int64) error {
 			break
 		}
 	}
-	if err := l.epochs.truncateFromEnd(offset); err != nil {
-		return err
-	}
-	return l.rebuildProducerStateLocked(l.lso.Load(), offset, false)
+	l.epochs.truncateFromEnd(offset)
+	return l.rebuildProducerStateLocked(l.lso.Load(), offset, false, false)
 }
 
 // TruncateFullyAndStartAt deletes every segment and restarts the log empty
@@ -235,7 +245,8 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		l.hw.Store(offset)
 	}
 	l.producers.truncateFully(offset)
-	return l.epochs.clear()
+	l.epochs.clear()
+	return nil
 }
 
 // truncateTo cuts the segment before the batch holding offset (Kafka's
