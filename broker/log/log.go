@@ -656,7 +656,9 @@ func (s *segment) readRange(r *headerReader, offset, budget, maxOffset, segEnd i
 	want := start + budget
 	s.mu.RLock()
 	p := start
-	if j := s.idx.floorPos(want); j >= 0 {
+	// Entries may already cover a batch written after limit was read;
+	// never jump past upper.
+	if j := s.idx.floorPos(min(want, upper)); j >= 0 {
 		p = max(p, int64(s.idx.entries[j].pos))
 	}
 	s.mu.RUnlock()

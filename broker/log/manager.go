@@ -290,6 +290,8 @@ func (m *Manager) loadDir(d *logDir) error {
 		case strings.HasSuffix(name, "-future"), strings.HasSuffix(name, "-stray"):
 			m.logger.Warn("ignoring partition dir", "dir", path)
 			continue
+		case name == "__cluster_metadata-0":
+			continue // KRaft's metadata log, not a partition (Kafka skips it too)
 		}
 		tp, ok := parsePartitionDir(name)
 		if !ok {
