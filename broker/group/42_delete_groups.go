@@ -102,8 +102,11 @@ func (c *Coordinator) restoreGroup(g *group, state groupState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	part, ok := c.parts[g.partition]
-	if !ok || part.w != g.w || c.groups[g.id] != nil {
+	if !ok || part.w != g.w {
 		return
+	}
+	if cur := c.groups[g.id]; cur != nil && cur != g {
+		return // a new group took the id
 	}
 	g.mu.Lock()
 	g.transition(state)

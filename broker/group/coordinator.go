@@ -344,13 +344,20 @@ func (c *Coordinator) lookup(groupID string, create bool) (g *group, created boo
 }
 
 // removeGroup drops a Dead group from the map if it is still the one
-// registered under its id.
+// registered under its id and still Dead (a failed deletion may have
+// revived it before its deleter got here).
 func (c *Coordinator) removeGroup(g *group) {
 	c.mu.Lock()
-	if c.groups[g.id] == g {
+	defer c.mu.Unlock()
+	if c.groups[g.id] != g {
+		return
+	}
+	g.mu.Lock()
+	dead := g.state == stateDead
+	g.mu.Unlock()
+	if dead {
 		delete(c.groups, g.id)
 	}
-	c.mu.Unlock()
 }
 
 // loadedGroups returns the groups of loaded partitions and whether any
