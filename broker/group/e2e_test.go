@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -495,5 +496,96 @@ func TestE2EKcatGroup(t *testing.T) {
 	}
 	if sum, err := committedTotal(ctx, adm, group, topic); err != nil || sum != 0 {
 		t.Fatalf("offsets after delete: %d %v", sum, err)
+	}
+}
+
+// TestE2EMemberSessionTimeout: a member that stops heartbeating (a raw
+// client here) is removed after its session timeout and a franz-go member
+// takes over its partitions.
+func TestE2EMemberSessionTimeout(t *testing.T) {
+	b, adm := e2eBroker(t)
+	const topic, group = "timeout-e2e", "timeout-group"
+	createTopic(t, adm, topic, 4)
+	ctx := testkit.Context(t, 90*time.Second)
+
+	y := testkit.Client(t, b.Addr, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.SessionTimeout(6*time.Second), kgo.HeartbeatInterval(500*time.Millisecond))
+	go func() {
+		for ctx.Err() == nil {
+			if fs := y.PollFetches(ctx); fs.IsClientClosed() {
+				return
+			}
+		}
+	}()
+	stableWith := func(n int) error {
+		d, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		if dg := d[group]; dg.State != "Stable" || len(dg.Members) != n {
+			return fmt.Errorf("group %s with %d members", dg.State, len(dg.Members))
+		}
+		return nil
+	}
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error { return stableWith(1) })
+
+	// x joins by hand, syncs, and then goes silent.
+	x := testkit.Client(t, b.Addr, kgo.ClientID("silent"))
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = group, 6000, 10000, "consumer"
+	meta := kmsg.ConsumerMemberMetadata{Version: 0, Topics: []string{topic}}
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
+	var jr *kmsg.JoinGroupResponse
+	for i := 0; i < 3; i++ {
+		resp, err := join.RequestWith(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jr = resp
+		if jr.ErrorCode != kerr.MemberIDRequired.Code {
+			break
+		}
+		join.MemberID = jr.MemberID
+	}
+	if jr.ErrorCode != 0 || jr.LeaderID == jr.MemberID {
+		t.Fatalf("silent member join: %+v", jr)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = group, jr.MemberID, jr.Generation
+	sync.ProtocolType, sync.Protocol = jr.ProtocolType, jr.Protocol
+	sr, err := sync.RequestWith(ctx, x)
+	if err != nil || sr.ErrorCode != 0 {
+		t.Fatalf("silent member sync: %v %+v", err, sr)
+	}
+	var got kmsg.ConsumerMemberAssignment
+	if err := got.ReadFrom(sr.MemberAssignment); err != nil || len(got.Topics) != 1 || len(got.Topics[0].Partitions) != 2 {
+		t.Fatalf("silent member assignment: %+v %v", got, err)
+	}
+	silentAt := time.Now()
+	testkit.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error { return stableWith(2) })
+
+	// After its 6s session the silent member is gone and y owns all four.
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		if err := stableWith(1); err != nil {
+			return err
+		}
+		d, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			return err
+		}
+		ca, _ := d[group].Members[0].Assigned.AsConsumer()
+		if len(ca.Topics) != 1 || len(ca.Topics[0].Partitions) != 4 {
+			return fmt.Errorf("remaining member owns %+v", ca.Topics)
+		}
+		return nil
+	})
+	if took := time.Since(silentAt); took < 6*time.Second {
+		t.Fatalf("silent member removed after %v, before its 6s session timeout", took)
+	}
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.Generation = group, jr.MemberID, jr.Generation
+	hr, err := hb.RequestWith(ctx, x)
+	if err != nil || hr.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat of the expired member: %v %+v", err, hr)
 	}
 }
