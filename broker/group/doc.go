@@ -5,15 +5,16 @@
 // the compacted __consumer_offsets topic in Kafka 4.4's record format.
 //
 // Usage: the broker creates one Coordinator with a Store backed by the
-// __consumer_offsets partition logs, calls Load for each partition it
-// leads (Unload when leadership moves), and hands each decoded group
-// request to the handler of the same name; the handler returns the
-// response of the request's version. FindCoordinator is the broker's:
-// PartitionFor names the partition, and Owns says whether it is loaded
-// here. WithClient attaches the connection's client id and host, which
-// new members record.
+// __consumer_offsets partition logs and its topic metadata (TopicMetadata:
+// OffsetCommit and OffsetFetch v10, which franz-go uses, name topics by
+// id), calls Load for each partition it leads (Unload when leadership
+// moves), and hands each decoded group request to the handler of the same
+// name; the handler returns the response of the request's version.
+// FindCoordinator is the broker's: PartitionFor names the partition, and
+// Owns says whether it is loaded here. WithClient attaches the
+// connection's client id and host, which new members record.
 //
-//	c := group.New(group.DefaultConfig(), store, group.Options{Logger: log})
+//	c := group.New(group.DefaultConfig(), store, group.Options{Logger: log, Topics: topics})
 //	if err := c.Load(p); err != nil { ... }
 //	resp := c.JoinGroup(group.WithClient(ctx, clientID, "/"+ip), req)
 //
