@@ -469,10 +469,11 @@ func (c *Local) CreatePartitions(ctx context.Context, topic string, count int32,
 	return nil
 }
 
-// AlterConfigs changes one resource's configs. set maps keys to new
-// values, nil meaning delete (revert to default). With replace (the legacy
-// AlterConfigs API) every key not in set is removed.
-func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, set map[string]*string, replace, validateOnly bool) *Error {
+// AlterConfigs changes one resource's configs: mutate gets the current
+// dynamic configs (do not modify) and returns the complete new set, or an
+// error (*Error) that rejects the change. It runs under the controller's
+// lock, so concurrent alters never lose each other's changes.
+func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, mutate func(current map[string]string) (map[string]string, error), validateOnly bool) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	img := c.image.Load()
@@ -494,18 +495,10 @@ func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, s
 	default:
 		return errorf(kerr.InvalidRequest, "Unsupported resource type %d", res.Type)
 	}
-	next := maps.Clone(current)
-	if replace {
-		next = map[string]string{}
+	next, err := mutate(current)
+	if err != nil {
+		return asError(err, kerr.InvalidConfig)
 	}
-	for k, v := range set {
-		if v == nil {
-			delete(next, k)
-		} else {
-			next[k] = *v
-		}
-	}
-	var err error
 	switch res.Type {
 	case metadata.ResourceTopic:
 		if c.opts.ValidateTopicConfigs != nil {

@@ -189,3 +189,15 @@ func (img *Image) clone() *Image {
 	c.Configs = maps.Clone(img.Configs)
 	return &c
 }
+
+// WithTopicConfigs returns a copy of img in which topic has exactly the
+// given overrides: used to describe a topic that is about to be created.
+func (img *Image) WithTopicConfigs(topic string, configs map[string]string) *Image {
+	c := img.clone()
+	if len(configs) == 0 {
+		delete(c.Configs, ConfigResource{ResourceTopic, topic})
+	} else {
+		c.Configs[ConfigResource{ResourceTopic, topic}] = maps.Clone(configs)
+	}
+	return c
+}

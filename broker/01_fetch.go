@@ -1,0 +1,234 @@
+package broker
+
+// Fetch, v4-v18 (v13+ names topics by id). Long polls until min_bytes are
+// available or max_wait_ms passes; honours max_bytes and
+// partition_max_bytes, returning the first batch whole even when it is
+// larger than the limits (as Kafka does since v3, so a consumer never
+// gets stuck behind a big batch). Batches are read from the segment files
+// into one pooled buffer per response and written to the socket from it.
+//
+// Fetch sessions (KIP-227) are declined: every response carries session
+// id 0, which clients treat as "send full fetch requests", and a request
+// naming a session gets FETCH_SESSION_ID_NOT_FOUND. Leader epochs are
+// checked (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, diverging
+// epochs from last_fetched_epoch). read_committed sees the same data as
+// read_uncommitted: without transactions the last stable offset is the
+// high watermark. Replica (follower) fetches belong to the cluster issue.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/log"
+	"github.com/fjordhq/fjord/broker/protocol"
+)
+
+func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol.Response {
+	resp := r.ResponseKind().(*kmsg.FetchResponse)
+	if r.Version >= 7 && r.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return protocol.Response{Msg: resp}
+	}
+	var deadline time.Time
+	if r.MaxWaitMillis > 0 {
+		deadline = time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
+	}
+	var w *fetchWaiter
+	var waitingOn []*partition
+	defer func() {
+		for _, p := range waitingOn {
+			p.removeWaiter(w)
+		}
+	}()
+	for {
+		resp = r.ResponseKind().(*kmsg.FetchResponse)
+		buf := getFetchBuf()
+		total, anyErr := s.fillFetch(r, resp, buf)
+		if total >= int(r.MinBytes) || anyErr || deadline.IsZero() || !time.Now().Before(deadline) || ctx.Err() != nil {
+			s.metrics.fetched(total)
+			return protocol.Response{Msg: resp, Done: func() { putFetchBuf(buf) }}
+		}
+		putFetchBuf(buf)
+		// Not enough data yet: park on every requested partition, then
+		// re-read everything when one of them grows.
+		if w == nil {
+			w = newFetchWaiter()
+			waitingOn = s.fetchPartitions(r)
+			for _, p := range waitingOn {
+				p.addWaiter(w)
+			}
+			// Data may have arrived between the read and registering.
+			continue
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-w.ch:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+}
+
+// fetchPartitions returns the local partitions a fetch names.
+func (s *Server) fetchPartitions(r *kmsg.FetchRequest) []*partition {
+	table := s.parts.Load()
+	img := s.ctrl.Image()
+	var ps []*partition
+	for i := range r.Topics {
+		name := r.Topics[i].Topic
+		if r.Version >= 13 {
+			if t := img.TopicsByID[r.Topics[i].TopicID]; t != nil {
+				name = t.Name
+			}
+		}
+		for _, rp := range r.Topics[i].Partitions {
+			if p := table.get(name, rp.Partition); p != nil {
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+// fillFetch reads every requested partition into resp, appending batch
+// bytes to *buf. It returns the bytes read and whether any partition
+// answered with an error (which ends the long poll, as in Kafka).
+func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, buf *[]byte) (int, bool) {
+	table := s.parts.Load()
+	img := s.ctrl.Image()
+	maxBytes := int(r.MaxBytes)
+	if r.Version < 3 || maxBytes <= 0 {
+		maxBytes = 1<<31 - 1
+	}
+	total := 0
+	anyErr := false
+	minOne := true
+	// Offsets into *buf, resolved to slices after all reads (the buffer
+	// may grow while reading).
+	type span struct{ t, p, start, end int }
+	var spans []span
+	for i := range r.Topics {
+		rt := &r.Topics[i]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name := rt.Topic
+		unknownID := false
+		if r.Version >= 13 {
+			if t := img.TopicsByID[rt.TopicID]; t != nil {
+				name = t.Name
+			} else {
+				unknownID = true
+			}
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			// Never null: librdkafka rejects a null record set (Kafka
+			// always sends an empty one).
+			sp.RecordBatches = emptyRecords
+			if r.IsolationLevel == 1 {
+				sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+			}
+			p := table.get(name, rp.Partition)
+			switch {
+			case unknownID:
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				start := len(*buf)
+				n := s.readPartition(p, rp, &sp, maxBytes-total, minOne, buf)
+				if n > 0 {
+					minOne = false
+					total += n
+					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, start + n})
+				}
+			}
+			if sp.ErrorCode != 0 {
+				anyErr = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	for _, sp := range spans {
+		resp.Topics[sp.t].Partitions[sp.p].RecordBatches = (*buf)[sp.start:sp.end:sp.end]
+	}
+	return total, anyErr
+}
+
+// readPartition fills one partition's answer and appends its batches to
+// *buf, returning how many bytes it added.
+func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, budget int, minOne bool, buf *[]byte) int {
+	epoch := p.leaderEpoch.Load()
+	switch {
+	case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
+		sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+		return 0
+	case rp.CurrentLeaderEpoch > epoch:
+		sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+		return 0
+	}
+	hw := p.highWatermark()
+	sp.HighWatermark = hw
+	sp.LastStableOffset = hw
+	sp.LogStartOffset = p.log.LogStartOffset()
+	if rp.LastFetchedEpoch >= 0 {
+		e, end := p.log.EndOffsetForEpoch(rp.LastFetchedEpoch)
+		if e != rp.LastFetchedEpoch || end < rp.FetchOffset {
+			sp.DivergingEpoch.Epoch = e
+			sp.DivergingEpoch.EndOffset = end
+			return 0
+		}
+	}
+	if rp.FetchOffset == hw {
+		return 0
+	}
+	limit := min(int(rp.PartitionMaxBytes), budget)
+	if limit <= 0 && !minOne {
+		return 0
+	}
+	res, err := p.log.Read(rp.FetchOffset, max(limit, 0), hw, minOne)
+	if err != nil {
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			// An offset between the high watermark and the log end is
+			// not out of range, just not readable yet.
+			if rp.FetchOffset > hw && rp.FetchOffset <= p.log.LogEndOffset() {
+				return 0
+			}
+			sp.ErrorCode = kerr.OffsetOutOfRange.Code
+			return 0
+		}
+		sp.ErrorCode = errorCode(err)
+		s.log.Error("fetch read failed", "topic", p.topic, "partition", p.index, "err", err)
+		return 0
+	}
+	before := len(*buf)
+	*buf, err = res.AppendTo(*buf)
+	if err != nil {
+		*buf = (*buf)[:before]
+		sp.ErrorCode = kerr.KafkaStorageError.Code
+		s.log.Error("fetch read failed", "topic", p.topic, "partition", p.index, "err", err)
+		return 0
+	}
+	return len(*buf) - before
+}
+
+var emptyRecords = []byte{}
+
+var fetchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
+
+func getFetchBuf() *[]byte { b := fetchBufs.Get().(*[]byte); *b = (*b)[:0]; return b }
+
+func putFetchBuf(b *[]byte) {
+	if cap(*b) <= 64<<20 {
+		fetchBufs.Put(b)
+	}
+}

@@ -1,0 +1,123 @@
+package broker
+
+// FindCoordinator, v0-v6 (v4+ batches keys). Group keys map to the leader
+// of __consumer_offsets partition abs(hashCode(group)) % 50, as in Kafka;
+// the topic is created on first use, as Kafka does, with
+// offsets.topic.num.partitions partitions, compacted. Transaction keys
+// answer COORDINATOR_NOT_AVAILABLE with a message: Fjord has no
+// transaction coordinator yet. Share-group keys are INVALID_REQUEST.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/controller"
+	"github.com/fjordhq/fjord/broker/group"
+)
+
+const offsetsTopic = "__consumer_offsets"
+
+func (s *Server) handleFindCoordinator(ctx context.Context, r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := r.CoordinatorKeys
+	if r.Version < 4 {
+		keys = []string{r.CoordinatorKey}
+	}
+	for _, key := range keys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key = key
+		code, msg, node := s.findCoordinator(ctx, r.CoordinatorType, key)
+		c.ErrorCode, c.ErrorMessage = code, msg
+		c.NodeID, c.Port = -1, -1
+		if code == 0 {
+			c.NodeID, c.Host, c.Port = node.ID, node.Host, node.Port
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	if r.Version < 4 {
+		c := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = c.ErrorCode, c.ErrorMessage, c.NodeID, c.Host, c.Port
+		resp.Coordinators = nil
+	}
+	return resp
+}
+
+type nodeAddr struct {
+	ID   int32
+	Host string
+	Port int32
+}
+
+func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) (int16, *string, nodeAddr) {
+	switch keyType {
+	case 0: // group
+	case 1:
+		return kerr.CoordinatorNotAvailable.Code, ptr("Fjord does not support transactions yet"), nodeAddr{}
+	default:
+		return kerr.InvalidRequest.Code, ptrf("Unsupported coordinator key type %d", keyType), nodeAddr{}
+	}
+	if err := s.ensureOffsetsTopic(ctx); err != nil {
+		s.log.Warn("cannot create the offsets topic", "err", err)
+		return kerr.CoordinatorNotAvailable.Code, ptr(err.Error()), nodeAddr{}
+	}
+	img := s.ctrl.Image()
+	p := img.Partition(offsetsTopic, group.PartitionFor(key, s.cfg.OffsetsTopicPartitions))
+	if p == nil {
+		return kerr.CoordinatorNotAvailable.Code, nil, nodeAddr{}
+	}
+	b := img.Brokers[p.Leader]
+	if b == nil || b.Fenced {
+		return kerr.CoordinatorNotAvailable.Code, nil, nodeAddr{}
+	}
+	return 0, nil, nodeAddr{b.ID, b.Host, b.Port}
+}
+
+// ensureOffsetsTopic creates __consumer_offsets if it does not exist yet
+// and loads the coordinator's partitions.
+func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
+	if s.ctrl.Image().Topics[offsetsTopic] != nil {
+		return nil
+	}
+	s.offsetsMu.Lock()
+	defer s.offsetsMu.Unlock()
+	if s.ctrl.Image().Topics[offsetsTopic] != nil {
+		return nil
+	}
+	rf := int16(1) // a single node can hold only one replica
+	res := s.ctrl.CreateTopics(ctx, []controller.CreateTopic{{
+		Name:              offsetsTopic,
+		Partitions:        s.cfg.OffsetsTopicPartitions,
+		ReplicationFactor: rf,
+		Configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    strconv.FormatInt(s.cfg.OffsetsTopicSegmentBytes, 10),
+		},
+	}}, false)
+	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists {
+		return fmt.Errorf("create %s: %w", offsetsTopic, err)
+	}
+	return s.loadOffsetsPartitions()
+}
+
+// loadOffsetsPartitions hands every local __consumer_offsets partition to
+// the group coordinator, replaying its groups and offsets.
+func (s *Server) loadOffsetsPartitions() error {
+	t := s.ctrl.Image().Topics[offsetsTopic]
+	if t == nil {
+		return nil
+	}
+	for _, p := range t.Partitions {
+		if p.Leader != s.cfg.NodeID {
+			continue
+		}
+		if err := s.groups.Load(p.Index); err != nil {
+			return fmt.Errorf("load groups from %s-%d: %w", offsetsTopic, p.Index, err)
+		}
+	}
+	return nil
+}

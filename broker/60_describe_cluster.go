@@ -1,0 +1,39 @@
+package broker
+
+// DescribeCluster, v0-v2: brokers, cluster id, controller id. v1+
+// endpoint_type 1 (brokers) is the only one served; asking for
+// controllers (2) gets UNSUPPORTED_ENDPOINT_TYPE, as from a Kafka broker.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
+	if r.Version >= 1 && r.EndpointType != 1 {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		return resp
+	}
+	img := s.ctrl.Image()
+	resp.EndpointType = 1
+	resp.ClusterID = img.ClusterID
+	resp.ControllerID = img.ControllerID
+	resp.ClusterAuthorizedOperations = opsOmitted
+	if r.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterOpsAll
+	}
+	for _, id := range img.BrokerIDs() {
+		b := img.Brokers[id]
+		if b.Fenced && !r.IncludeFencedBrokers {
+			continue
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port, rb.IsFenced = b.ID, b.Host, b.Port, b.Fenced
+		if b.Rack != "" {
+			rb.Rack = ptr(b.Rack)
+		}
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp
+}

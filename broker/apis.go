@@ -1,0 +1,139 @@
+package broker
+
+import (
+	"context"
+	"maps"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/group"
+	"github.com/fjordhq/fjord/broker/protocol"
+)
+
+// apiVersions is what ApiVersions advertises and what the protocol layer
+// accepts. Ranges follow Apache Kafka 4.4 (internal/kafkaref golden),
+// except where noted:
+//   - Produce is accepted from v3: v0-v2 carry message formats v0/v1,
+//     which Fjord does not store. Like Kafka 4 (KAFKA-18659), ApiVersions
+//     still advertises v0: librdkafka before 2.8 sends gzip, snappy and lz4
+//     uncompressed to brokers whose Produce range does not start at 0.
+//     Clients pick the highest common version, so v0-v2 are never sent by
+//     a client that could use v3.
+//   - Group APIs keep their v0 versions so old clients (kafka-python 2.0)
+//     can use consumer groups.
+var apiVersions = map[int16]protocol.VersionRange{
+	int16(kmsg.Produce):                 {Min: 3, Max: 13},
+	int16(kmsg.Fetch):                   {Min: 4, Max: 18},
+	int16(kmsg.ListOffsets):             {Min: 1, Max: 11},
+	int16(kmsg.Metadata):                {Min: 0, Max: 13},
+	int16(kmsg.OffsetCommit):            {Min: 0, Max: 10},
+	int16(kmsg.OffsetFetch):             {Min: 0, Max: 10},
+	int16(kmsg.FindCoordinator):         {Min: 0, Max: 6},
+	int16(kmsg.JoinGroup):               {Min: 0, Max: 9},
+	int16(kmsg.Heartbeat):               {Min: 0, Max: 4},
+	int16(kmsg.LeaveGroup):              {Min: 0, Max: 5},
+	int16(kmsg.SyncGroup):               {Min: 0, Max: 5},
+	int16(kmsg.DescribeGroups):          {Min: 0, Max: 6},
+	int16(kmsg.ListGroups):              {Min: 0, Max: 5},
+	int16(kmsg.ApiVersions):             {Min: 0, Max: 5},
+	int16(kmsg.CreateTopics):            {Min: 2, Max: 7},
+	int16(kmsg.DeleteTopics):            {Min: 1, Max: 6},
+	int16(kmsg.DeleteRecords):           {Min: 0, Max: 2},
+	int16(kmsg.InitProducerID):          {Min: 0, Max: 5},
+	int16(kmsg.OffsetForLeaderEpoch):    {Min: 2, Max: 4},
+	int16(kmsg.DescribeConfigs):         {Min: 1, Max: 4},
+	int16(kmsg.AlterConfigs):            {Min: 0, Max: 2},
+	int16(kmsg.DescribeLogDirs):         {Min: 1, Max: 5},
+	int16(kmsg.CreatePartitions):        {Min: 0, Max: 3},
+	int16(kmsg.DeleteGroups):            {Min: 0, Max: 3},
+	int16(kmsg.IncrementalAlterConfigs): {Min: 0, Max: 1},
+	int16(kmsg.OffsetDelete):            {Min: 0, Max: 0},
+	int16(kmsg.DescribeCluster):         {Min: 0, Max: 2},
+	int16(kmsg.DescribeProducers):       {Min: 0, Max: 0},
+}
+
+// advertisedVersions is what ApiVersions answers: apiVersions, with
+// Produce from v0 (see above).
+var advertisedVersions = func() map[int16]protocol.VersionRange {
+	m := maps.Clone(apiVersions)
+	m[int16(kmsg.Produce)] = protocol.VersionRange{Min: 0, Max: apiVersions[int16(kmsg.Produce)].Max}
+	return m
+}()
+
+// Handle dispatches one request to its API's handler.
+func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
+	var resp kmsg.Response
+	switch req.Key {
+	case int16(kmsg.JoinGroup), int16(kmsg.SyncGroup), int16(kmsg.DescribeGroups):
+		host := ""
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			host = a.IP.String()
+		}
+		ctx = group.WithClient(ctx, req.ClientID, "/"+host)
+	}
+	switch r := req.Body.(type) {
+	case *kmsg.ProduceRequest:
+		return s.handleProduce(r)
+	case *kmsg.FetchRequest:
+		return s.handleFetch(ctx, r)
+	case *kmsg.ListOffsetsRequest:
+		resp = s.handleListOffsets(r)
+	case *kmsg.MetadataRequest:
+		resp = s.handleMetadata(ctx, r)
+	case *kmsg.OffsetCommitRequest:
+		resp = s.groups.OffsetCommit(ctx, r)
+	case *kmsg.OffsetFetchRequest:
+		resp = s.groups.OffsetFetch(ctx, r)
+	case *kmsg.FindCoordinatorRequest:
+		resp = s.handleFindCoordinator(ctx, r)
+	case *kmsg.JoinGroupRequest:
+		resp = s.groups.JoinGroup(ctx, r)
+	case *kmsg.HeartbeatRequest:
+		resp = s.groups.Heartbeat(ctx, r)
+	case *kmsg.LeaveGroupRequest:
+		resp = s.groups.LeaveGroup(ctx, r)
+	case *kmsg.SyncGroupRequest:
+		resp = s.groups.SyncGroup(ctx, r)
+	case *kmsg.DescribeGroupsRequest:
+		resp = s.groups.DescribeGroups(ctx, r)
+	case *kmsg.ListGroupsRequest:
+		resp = s.groups.ListGroups(ctx, r)
+	case *kmsg.ApiVersionsRequest:
+		resp = s.handleApiVersions(r)
+	case *kmsg.CreateTopicsRequest:
+		resp = s.handleCreateTopics(ctx, r)
+	case *kmsg.DeleteTopicsRequest:
+		resp = s.handleDeleteTopics(ctx, r)
+	case *kmsg.DeleteRecordsRequest:
+		resp = s.handleDeleteRecords(r)
+	case *kmsg.InitProducerIDRequest:
+		resp = s.handleInitProducerID(ctx, r)
+	case *kmsg.OffsetForLeaderEpochRequest:
+		resp = s.handleOffsetForLeaderEpoch(r)
+	case *kmsg.DescribeConfigsRequest:
+		resp = s.handleDescribeConfigs(r)
+	case *kmsg.AlterConfigsRequest:
+		resp = s.handleAlterConfigs(ctx, r)
+	case *kmsg.IncrementalAlterConfigsRequest:
+		resp = s.handleIncrementalAlterConfigs(ctx, r)
+	case *kmsg.DescribeLogDirsRequest:
+		resp = s.handleDescribeLogDirs(r)
+	case *kmsg.CreatePartitionsRequest:
+		resp = s.handleCreatePartitions(ctx, r)
+	case *kmsg.DeleteGroupsRequest:
+		resp = s.groups.DeleteGroups(ctx, r)
+	case *kmsg.OffsetDeleteRequest:
+		resp = s.groups.OffsetDelete(ctx, r)
+	case *kmsg.DescribeClusterRequest:
+		resp = s.handleDescribeCluster(r)
+	case *kmsg.DescribeProducersRequest:
+		resp = s.handleDescribeProducers(r)
+	default:
+		// The protocol layer only passes advertised APIs; reaching here
+		// is a bug in the table above.
+		s.log.Error("no handler for advertised API", "key", req.Key)
+		return protocol.Response{None: true, Close: true}
+	}
+	return protocol.Response{Msg: resp}
+}

@@ -1,0 +1,122 @@
+package broker
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/group"
+	"github.com/fjordhq/fjord/broker/log"
+	"github.com/fjordhq/fjord/broker/metadata"
+)
+
+// Config is what a Server needs, in the broker's own terms. ConfigFrom
+// builds it from a parsed server.properties (broker/config), which is how
+// users spell it.
+type Config struct {
+	NodeID int32
+	// ListenAddr is the PLAINTEXT listener's host:port ("" for no listener).
+	ListenAddr string
+	// AdvertisedHost/Port are what Metadata tells clients; empty/0 take
+	// the bound listener's address.
+	AdvertisedHost string
+	AdvertisedPort int32
+	Rack           string
+	ClusterID      string
+	// MetadataDir holds the controller journal (default: first log dir).
+	MetadataDir string
+
+	NumPartitions            int32
+	DefaultReplicationFactor int16
+	AutoCreateTopics         bool
+	DeleteTopicEnable        bool
+	MaxRequestSize           int32
+	IdleTimeout              time.Duration
+	ProducerIDExpirationMs   int64
+	OffsetsTopicPartitions   int32
+	OffsetsTopicSegmentBytes int64
+
+	LogManager log.ManagerConfig
+	Group      group.Config
+	// Topics resolves, validates and describes topic and broker configs.
+	Topics TopicPolicy
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// TopicPolicy is the broker's view of configuration rules.
+type TopicPolicy interface {
+	// Resolve returns a topic's effective settings in img (overrides,
+	// dynamic broker configs, static broker configs, defaults).
+	Resolve(img *metadata.Image, topic string) TopicSettings
+	// Validate checks a complete set of topic overrides.
+	Validate(configs map[string]string) error
+	// ValidateBroker checks dynamic configs for a broker ("" = cluster default).
+	ValidateBroker(broker string, configs map[string]string) error
+	// DescribeTopic and DescribeBroker answer DescribeConfigs for one resource.
+	DescribeTopic(img *metadata.Image, topic string, req *kmsg.DescribeConfigsRequestResource, includeSynonyms, includeDocs bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig
+	DescribeBroker(img *metadata.Image, broker int32, req *kmsg.DescribeConfigsRequestResource, includeSynonyms, includeDocs bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig
+	// CreateTopicConfigs lists a new topic's configs for CreateTopics v5+.
+	CreateTopicConfigs(img *metadata.Image, overrides map[string]string) []kmsg.CreateTopicsResponseTopicConfig
+	// ApplyIncrementalAlter applies IncrementalAlterConfigs operations to
+	// a resource's current dynamic configs, returning the new set.
+	ApplyIncrementalAlter(typ int8, current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error)
+}
+
+// TopicSettings are a topic's effective settings, as the produce and
+// fetch paths use them.
+type TopicSettings struct {
+	Log               log.Config
+	MaxMessageBytes   int32
+	CompressionType   string // producer, uncompressed, gzip, snappy, lz4, zstd
+	LogAppendTime     bool   // message.timestamp.type=LogAppendTime
+	TimestampBeforeMs int64  // message.timestamp.before.max.ms
+	TimestampAfterMs  int64  // message.timestamp.after.max.ms
+	MinInsyncReplicas int32
+}
+
+func (a TopicSettings) equal(b TopicSettings) bool { return a == b }
+
+func (c *Config) fill() error {
+	if len(c.LogManager.Dirs) == 0 {
+		return errors.New("no log dirs configured: set log.dirs (or --data-dir)")
+	}
+	if c.Topics == nil {
+		return errors.New("internal: broker config has no topic policy")
+	}
+	if c.MetadataDir == "" {
+		c.MetadataDir = defaultMetadataDir(c.LogManager.Dirs)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.MaxRequestSize <= 0 {
+		c.MaxRequestSize = 100 << 20
+	}
+	if c.NumPartitions <= 0 {
+		c.NumPartitions = 1
+	}
+	if c.DefaultReplicationFactor <= 0 {
+		c.DefaultReplicationFactor = 1
+	}
+	if c.OffsetsTopicPartitions <= 0 {
+		c.OffsetsTopicPartitions = 50
+	}
+	if c.OffsetsTopicSegmentBytes <= 0 {
+		c.OffsetsTopicSegmentBytes = 100 << 20
+	}
+	if c.Group.OffsetsTopicPartitions <= 0 {
+		c.Group.OffsetsTopicPartitions = c.OffsetsTopicPartitions
+	}
+	if c.ProducerIDExpirationMs <= 0 {
+		c.ProducerIDExpirationMs = 86400000
+	}
+	if c.Registerer == nil {
+		c.Registerer = prometheus.NewRegistry()
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/config"
+	"github.com/fjordhq/fjord/broker/controller"
+	"github.com/fjordhq/fjord/broker/group"
+	"github.com/fjordhq/fjord/broker/log"
+	"github.com/fjordhq/fjord/broker/metadata"
+)
+
+// ConfigFromProperties builds a broker Config from Kafka-named properties
+// (a parsed server.properties plus overrides). Invalid values are errors
+// naming the key; unknown keys are logged by broker/config.
+func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	b, err := config.NewBroker(props, logger)
+	if err != nil {
+		return Config{}, err
+	}
+	if len(b.LogDirs) == 0 {
+		return Config{}, errors.New("log.dirs is not set: name the directories to keep data in")
+	}
+	cfg := Config{
+		NodeID:                   b.NodeID,
+		Rack:                     b.BrokerRack,
+		ClusterID:                b.ClusterID,
+		NumPartitions:            b.NumPartitions,
+		DefaultReplicationFactor: int16(b.DefaultReplicationFactor),
+		AutoCreateTopics:         b.AutoCreateTopicsEnable,
+		DeleteTopicEnable:        b.DeleteTopicEnable,
+		MaxRequestSize:           b.SocketRequestMaxBytes,
+		IdleTimeout:              time.Duration(b.ConnectionsMaxIdleMs) * time.Millisecond,
+		ProducerIDExpirationMs:   int64(b.ProducerIDExpirationMs),
+		OffsetsTopicPartitions:   b.OffsetsTopicNumPartitions,
+		OffsetsTopicSegmentBytes: int64(b.OffsetsTopicSegmentBytes),
+		LogManager: log.ManagerConfig{
+			Dirs:                    b.LogDirs,
+			RecoveryThreadsPerDir:   int(b.NumRecoveryThreadsPerDataDir),
+			RetentionCheckInterval:  time.Duration(b.LogRetentionCheckIntervalMs) * time.Millisecond,
+			CleanerEnable:           b.LogCleanerEnable,
+			CleanerBackoff:          time.Duration(b.LogCleanerBackoffMs) * time.Millisecond,
+			CleanerDedupeBufferSize: b.LogCleanerDedupeBufferSize,
+			NodeID:                  b.NodeID,
+			ClusterID:               b.ClusterID,
+		},
+		Group: group.Config{
+			OffsetsTopicPartitions:        b.OffsetsTopicNumPartitions,
+			InitialRebalanceDelay:         time.Duration(b.GroupInitialRebalanceDelayMs) * time.Millisecond,
+			MinSessionTimeout:             time.Duration(b.GroupMinSessionTimeoutMs) * time.Millisecond,
+			MaxSessionTimeout:             time.Duration(b.GroupMaxSessionTimeoutMs) * time.Millisecond,
+			MaxGroupSize:                  int(b.GroupMaxSize),
+			OffsetsRetention:              time.Duration(b.OffsetsRetentionMinutes) * time.Minute,
+			OffsetsRetentionCheckInterval: time.Duration(b.OffsetsRetentionCheckIntervalMs) * time.Millisecond,
+			OffsetMetadataMaxBytes:        int(b.OffsetMetadataMaxBytes),
+		},
+		Topics: &configPolicy{static: b, nodeID: b.NodeID},
+		Logger: logger,
+	}
+	// The first PLAINTEXT client listener is the Kafka listener; TLS and
+	// SASL listeners belong to the security work.
+	for _, l := range b.ClientListeners() {
+		if l.SecurityProtocol != "" && l.SecurityProtocol != "PLAINTEXT" {
+			return Config{}, fmt.Errorf("listener %s uses %s: only PLAINTEXT listeners are supported so far", l.Name, l.SecurityProtocol)
+		}
+		if cfg.ListenAddr == "" {
+			cfg.ListenAddr = l.Addr()
+		}
+	}
+	if cfg.ListenAddr == "" {
+		return Config{}, errors.New("no client listener: set listeners=PLAINTEXT://host:port")
+	}
+	for _, l := range b.AdvertisedListeners {
+		if l.Name == "PLAINTEXT" || len(b.AdvertisedListeners) == 1 {
+			cfg.AdvertisedHost, cfg.AdvertisedPort = l.Host, l.Port
+			break
+		}
+	}
+	return cfg, nil
+}
+
+// configPolicy implements TopicPolicy with broker/config, laying the
+// metadata image's dynamic broker configs over server.properties.
+type configPolicy struct {
+	static *config.Broker
+	nodeID int32
+}
+
+func (c *configPolicy) broker(img *metadata.Image) *config.Broker {
+	cd, own := img.BrokerConfigs(""), img.BrokerConfigs(strconv.Itoa(int(c.nodeID)))
+	if len(cd) == 0 && len(own) == 0 {
+		return c.static
+	}
+	return c.static.WithDynamic(config.Dynamic{ClusterDefault: cd, Broker: own})
+}
+
+func (c *configPolicy) Resolve(img *metadata.Image, topic string) TopicSettings {
+	t, err := c.broker(img).Topic(img.TopicConfigs(topic))
+	if err != nil {
+		// Stored overrides this version cannot read: the rest still
+		// applies, the bad keys fall back to defaults.
+		slog.Warn("ignoring invalid stored topic configs", "topic", topic, "err", err)
+	}
+	return TopicSettings{
+		Log: log.Config{
+			SegmentBytes:           int64(t.SegmentBytes),
+			SegmentMs:              t.SegmentMs,
+			SegmentIndexBytes:      t.SegmentIndexBytes,
+			IndexIntervalBytes:     t.IndexIntervalBytes,
+			RetentionMs:            t.RetentionMs,
+			RetentionBytes:         t.RetentionBytes,
+			Compact:                t.Compact,
+			Delete:                 t.Delete,
+			DeleteRetentionMs:      t.DeleteRetentionMs,
+			MinCompactionLagMs:     t.MinCompactionLagMs,
+			MaxCompactionLagMs:     t.MaxCompactionLagMs,
+			MinCleanableDirtyRatio: t.MinCleanableDirtyRatio,
+			FlushMessages:          t.FlushMessages,
+			FlushMs:                t.FlushMs,
+			FileDeleteDelayMs:      t.FileDeleteDelayMs,
+		},
+		MaxMessageBytes:   t.MaxMessageBytes,
+		CompressionType:   t.CompressionType,
+		LogAppendTime:     t.LogAppendTime,
+		TimestampBeforeMs: t.MessageTimestampBeforeMaxMs,
+		TimestampAfterMs:  t.MessageTimestampAfterMaxMs,
+		MinInsyncReplicas: t.MinInsyncReplicas,
+	}
+}
+
+func (c *configPolicy) Validate(configs map[string]string) error {
+	return asControllerError(c.static.ValidateTopicConfigs(configs))
+}
+
+func (c *configPolicy) ValidateBroker(broker string, configs map[string]string) error {
+	return asControllerError(config.ValidateBrokerConfigs(broker, configs))
+}
+
+func (c *configPolicy) DescribeTopic(img *metadata.Image, topic string, req *kmsg.DescribeConfigsRequestResource, synonyms, docs bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig {
+	return c.broker(img).DescribeTopic(img.TopicConfigs(topic), describeOptions(req, synonyms, docs, version))
+}
+
+func (c *configPolicy) DescribeBroker(img *metadata.Image, broker int32, req *kmsg.DescribeConfigsRequestResource, synonyms, docs bool, version int16) []kmsg.DescribeConfigsResponseResourceConfig {
+	name := ""
+	if broker >= 0 {
+		name = strconv.Itoa(int(broker))
+	}
+	out, err := c.broker(img).DescribeBroker(name, describeOptions(req, synonyms, docs, version))
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// CreateTopicConfigs lists a new topic's configs for CreateTopics v5+.
+func (c *configPolicy) CreateTopicConfigs(img *metadata.Image, overrides map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
+	return c.broker(img).CreateTopicConfigs(overrides)
+}
+
+func (c *configPolicy) ApplyIncrementalAlter(typ int8, current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, error) {
+	next, err := config.ApplyIncrementalAlter(kmsg.ConfigResourceType(typ), current, ops)
+	return next, asControllerError(err)
+}
+
+func describeOptions(req *kmsg.DescribeConfigsRequestResource, synonyms, docs bool, version int16) config.DescribeOptions {
+	o := config.DescribeOptions{Synonyms: synonyms, Documentation: docs, Version: version}
+	if req != nil {
+		o.Names = req.ConfigNames
+	}
+	return o
+}
+
+// asControllerError carries a config error's Kafka code into the
+// controller's error type.
+func asControllerError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		code, ok := kerr.ErrorForCode(ce.Code).(*kerr.Error)
+		if !ok {
+			code = kerr.InvalidConfig
+		}
+		return &controller.Error{Code: code, Message: ce.Message}
+	}
+	return &controller.Error{Code: kerr.InvalidConfig, Message: err.Error()}
+}

@@ -1,0 +1,101 @@
+package broker
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/fjordhq/fjord/broker/log"
+	"github.com/fjordhq/fjord/broker/metadata"
+)
+
+// partition is a partition this broker hosts: its log plus the replica
+// state the handlers need. On a single node the broker is always the
+// leader and the high watermark follows the log end offset; the cluster
+// work will move high-watermark tracking into broker/replica.
+type partition struct {
+	topic   string
+	index   int32
+	topicID metadata.UUID
+	log     *log.Log
+
+	leaderEpoch atomic.Int32
+	hw          atomic.Int64
+
+	// settings is the topic's effective configuration, swapped whole on
+	// config changes.
+	settings atomic.Pointer[TopicSettings]
+
+	// appendMu serialises produce-side validation + append for this
+	// partition so that recompression or timestamp edits happen in the
+	// same order as the log append.
+	appendMu sync.Mutex
+
+	// waiters are long-polling fetches to wake when data arrives.
+	waitMu  sync.Mutex
+	waiters map[*fetchWaiter]struct{}
+}
+
+// fetchWaiter is a parked fetch; notify never blocks.
+type fetchWaiter struct{ ch chan struct{} }
+
+func newFetchWaiter() *fetchWaiter { return &fetchWaiter{ch: make(chan struct{}, 1)} }
+
+func (w *fetchWaiter) notify() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (p *partition) addWaiter(w *fetchWaiter) {
+	p.waitMu.Lock()
+	if p.waiters == nil {
+		p.waiters = make(map[*fetchWaiter]struct{})
+	}
+	p.waiters[w] = struct{}{}
+	p.waitMu.Unlock()
+}
+
+func (p *partition) removeWaiter(w *fetchWaiter) {
+	p.waitMu.Lock()
+	delete(p.waiters, w)
+	p.waitMu.Unlock()
+}
+
+// advance publishes a new high watermark and wakes waiting fetches.
+func (p *partition) advance(hw int64) {
+	for {
+		old := p.hw.Load()
+		if hw <= old || p.hw.CompareAndSwap(old, hw) {
+			break
+		}
+	}
+	p.waitMu.Lock()
+	for w := range p.waiters {
+		w.notify()
+	}
+	p.waitMu.Unlock()
+}
+
+// highWatermark is the offset below which records are visible to consumers.
+func (p *partition) highWatermark() int64 { return p.hw.Load() }
+
+// partitionKey identifies a partition in maps.
+type partitionKey struct {
+	topic string
+	index int32
+}
+
+// partitionTable is the set of local partitions, replaced whole on
+// metadata changes (copy-on-write) so lookups on the hot path take no lock.
+type partitionTable struct {
+	byKey map[partitionKey]*partition
+	byID  map[metadata.UUID][]*partition
+}
+
+func (t *partitionTable) get(topic string, p int32) *partition {
+	if t == nil {
+		return nil
+	}
+	return t.byKey[partitionKey{topic, p}]
+}

@@ -1,0 +1,339 @@
+// Package broker is Fjord's Kafka-compatible broker. Server wires the
+// parts below it: the protocol listener (broker/protocol), the partition
+// logs (broker/log), the group coordinator (broker/group), the controller
+// and its metadata image (broker/controller, broker/metadata).
+//
+// Each Kafka API the broker serves has its own file, named by API key
+// (00_produce.go, 01_fetch.go, ...), opening with the versions served and
+// what is not supported. apis.go holds the version table and dispatch.
+//
+// State ownership: the metadata image and the partition table are
+// immutable values behind atomic pointers, replaced by the controller's
+// change callback (serialised by the controller); handlers read them
+// without locks. Each partition serialises its own appends (appendMu).
+// The group coordinator owns group state.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fjordhq/fjord/broker/controller"
+	"github.com/fjordhq/fjord/broker/group"
+	"github.com/fjordhq/fjord/broker/log"
+	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/protocol"
+)
+
+// Server is one broker.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	ctrl   *controller.Local
+	logs   *log.Manager
+	groups *group.Coordinator
+	proto  *protocol.Server
+	ln     net.Listener
+
+	parts atomic.Pointer[partitionTable]
+	// reconcileMu serialises partition-table rebuilds (controller callback
+	// and start-up).
+	reconcileMu sync.Mutex
+
+	// offsetsMu serialises the lazy creation of __consumer_offsets.
+	offsetsMu sync.Mutex
+
+	producerIDs producerIDAllocator
+	metrics     *Metrics
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+	start  time.Time
+}
+
+// New opens the broker's storage (recovering logs after an unclean
+// shutdown) and binds its listener. Call Serve to start answering.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, start: time.Now()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.metrics = newMetrics(cfg.Registerer)
+
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeParts()
+		}
+	}()
+
+	var err error
+	s.ctrl, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
+		NodeID:                   cfg.NodeID,
+		ClusterID:                cfg.ClusterID,
+		Logger:                   s.log.With("component", "controller"),
+		DefaultPartitions:        cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		ValidateTopicConfigs:     cfg.Topics.Validate,
+		ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
+		OnChange:                 s.onMetadataChange,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open controller metadata in %s: %w", cfg.MetadataDir, err)
+	}
+
+	t0 := time.Now()
+	s.logs, err = log.OpenManager(cfg.LogManager, s.logConfigFor, log.Options{
+		Logger:                 s.log.With("component", "log"),
+		ProducerIDExpirationMs: cfg.ProducerIDExpirationMs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open logs: %w", err)
+	}
+	s.log.Info("logs loaded", "dirs", cfg.LogManager.Dirs, "partitions", len(s.logs.All()), "took", time.Since(t0).Round(time.Millisecond))
+
+	if cfg.ListenAddr != "" {
+		s.ln, err = net.Listen("tcp", cfg.ListenAddr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w (is another broker running? change listeners= or --kafka-addr)", cfg.ListenAddr, err)
+		}
+	}
+	host, port := cfg.AdvertisedHost, cfg.AdvertisedPort
+	if s.ln != nil {
+		h, p, _ := net.SplitHostPort(s.ln.Addr().String())
+		if host == "" {
+			host = h
+		}
+		if port == 0 {
+			pn, _ := strconv.Atoi(p)
+			port = int32(pn)
+		}
+	}
+	if err := s.ctrl.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
+		return nil, fmt.Errorf("register broker: %w", err)
+	}
+
+	if err := s.reconcile(s.ctrl.Image()); err != nil {
+		return nil, err
+	}
+
+	s.groups = group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
+		Logger: s.log.With("component", "group"),
+		Topics: groupTopics{s},
+	})
+	if err := s.loadOffsetsPartitions(); err != nil {
+		return nil, err
+	}
+
+	s.proto = protocol.NewServer(protocol.Config{
+		Versions:       apiVersions,
+		MaxRequestSize: cfg.MaxRequestSize,
+		IdleTimeout:    cfg.IdleTimeout,
+		Logger:         s.log.With("component", "protocol"),
+		Observer:       s.metrics.observeRequest,
+		OnConnection:   s.metrics.connection,
+	}, s)
+	s.logs.Start(s.ctx)
+	ok = true
+	return s, nil
+}
+
+// Addr is the address the Kafka listener is bound to.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Serve answers Kafka requests until Close. It returns nil after Close.
+func (s *Server) Serve() error {
+	if s.ln == nil {
+		return errors.New("broker has no listener")
+	}
+	return s.proto.Serve(s.ln)
+}
+
+// ClusterID returns the cluster id.
+func (s *Server) ClusterID() string { return s.ctrl.Image().ClusterID }
+
+// Metrics returns the broker's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Ready reports whether the broker is serving.
+func (s *Server) Ready() bool { return !s.closed.Load() }
+
+// Close stops serving and closes storage cleanly, writing the
+// clean-shutdown markers that let the next start skip log recovery.
+func (s *Server) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.cancel()
+	if s.proto != nil {
+		s.proto.Close()
+	}
+	if s.groups != nil {
+		s.groups.Close()
+	}
+	s.wg.Wait()
+	return s.closeParts()
+}
+
+func (s *Server) closeParts() error {
+	var errs []error
+	if s.logs != nil {
+		errs = append(errs, s.logs.Close())
+	}
+	if s.ctrl != nil {
+		errs = append(errs, s.ctrl.Close())
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// logConfigFor resolves a topic's log settings from the current image.
+func (s *Server) logConfigFor(topic string) log.Config {
+	return s.cfg.Topics.Resolve(s.ctrl.Image(), topic).Log
+}
+
+func (s *Server) onMetadataChange(old, img *metadata.Image) {
+	if s.logs == nil {
+		return // still opening
+	}
+	if err := s.reconcile(img); err != nil {
+		s.log.Error("apply metadata change", "err", err)
+	}
+}
+
+// reconcile makes the local partitions match img: create logs for new
+// partitions hosted here, delete logs of removed topics, apply changed
+// configs. It publishes a new partition table.
+func (s *Server) reconcile(img *metadata.Image) error {
+	s.reconcileMu.Lock()
+	defer s.reconcileMu.Unlock()
+	old := s.parts.Load()
+	next := &partitionTable{byKey: map[partitionKey]*partition{}, byID: map[metadata.UUID][]*partition{}}
+	var errs []error
+	for _, name := range img.TopicNames() {
+		t := img.Topics[name]
+		settings := s.cfg.Topics.Resolve(img, name)
+		for _, mp := range t.Partitions {
+			if !contains(mp.Replicas, s.cfg.NodeID) {
+				continue
+			}
+			key := partitionKey{name, mp.Index}
+			p := old.get(name, mp.Index)
+			if p != nil && p.topicID != t.ID {
+				p = nil // same name, recreated topic: the old log goes below
+			}
+			if p == nil {
+				l := s.logs.Get(name, mp.Index)
+				if l != nil && s.logTopicID(name, mp.Index) != t.ID {
+					if err := s.logs.Delete(name, mp.Index); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					l = nil
+				}
+				if l == nil {
+					var err error
+					l, err = s.logs.Create(name, mp.Index, t.ID, settings.Log)
+					if err != nil {
+						errs = append(errs, fmt.Errorf("create log %s-%d: %w", name, mp.Index, err))
+						continue
+					}
+				}
+				p = &partition{topic: name, index: mp.Index, topicID: t.ID, log: l}
+				p.hw.Store(l.LogEndOffset())
+			}
+			p.leaderEpoch.Store(mp.LeaderEpoch)
+			if cur := p.settings.Load(); cur == nil || !cur.equal(settings) {
+				st := settings
+				p.settings.Store(&st)
+				p.log.SetConfig(settings.Log)
+			}
+			next.byKey[key] = p
+			next.byID[t.ID] = append(next.byID[t.ID], p)
+		}
+	}
+	// Logs on disk that the image no longer has: deleted topics (also
+	// ones deleted while we were down, or whose deletion crashed midway).
+	for _, lp := range s.logs.All() {
+		if p := next.get(lp.Topic, lp.Partition); p == nil {
+			s.log.Info("deleting log of removed topic partition", "topic", lp.Topic, "partition", lp.Partition)
+			if err := s.logs.Delete(lp.Topic, lp.Partition); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	s.parts.Store(next)
+	// Wake fetches parked on partitions that disappeared so they return.
+	if old != nil {
+		for k, p := range old.byKey {
+			if next.byKey[k] != p {
+				p.advance(p.hw.Load())
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) logTopicID(topic string, p int32) metadata.UUID {
+	for _, lp := range s.logs.All() {
+		if lp.Topic == topic && lp.Partition == p {
+			return metadata.UUID(lp.TopicID)
+		}
+	}
+	return metadata.UUID{}
+}
+
+func (s *Server) partition(topic string, p int32) *partition {
+	return s.parts.Load().get(topic, p)
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// dataDirFor returns a default metadata dir for log dirs.
+func defaultMetadataDir(logDirs []string) string {
+	return filepath.Join(logDirs[0], "__fjord_metadata")
+}
+
+// groupTopics gives the group coordinator the broker's topic view.
+type groupTopics struct{ s *Server }
+
+func (g groupTopics) Topic(name string) ([16]byte, int32, bool) {
+	t := g.s.ctrl.Image().Topic(name)
+	if t == nil {
+		return [16]byte{}, 0, false
+	}
+	return t.ID, int32(len(t.Partitions)), true
+}
+
+func (g groupTopics) TopicName(id [16]byte) (string, bool) {
+	t := g.s.ctrl.Image().TopicsByID[metadata.UUID(id)]
+	if t == nil {
+		return "", false
+	}
+	return t.Name, true
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fjordhq/fjord/api"
+	"github.com/fjordhq/fjord/broker"
+	"github.com/fjordhq/fjord/broker/config"
+)
+
+func init() {
+	var configPath, httpAddr string
+	var overrides []string
+	cmd := &cobra.Command{
+		Use:   "broker --config server.properties [--override key=value ...]",
+		Short: "Run a broker from a Kafka server.properties file",
+		Long: `Run a broker configured with Kafka's property names and defaults. Paste your
+server.properties: unknown keys are reported, invalid values refuse to start.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if configPath == "" {
+				return fmt.Errorf("--config is required: the path of a server.properties file")
+			}
+			f, err := os.Open(configPath)
+			if err != nil {
+				return fmt.Errorf("open config: %w", err)
+			}
+			props, err := config.ParseProperties(f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", configPath, err)
+			}
+			for _, o := range overrides {
+				k, v, ok := strings.Cut(o, "=")
+				if !ok || strings.TrimSpace(k) == "" {
+					return fmt.Errorf("--override %q: want key=value", o)
+				}
+				props[strings.TrimSpace(k)] = v
+			}
+			cfg, err := broker.ConfigFromProperties(props, slog.Default())
+			if err != nil {
+				return fmt.Errorf("%s: %w", configPath, err)
+			}
+			return runBroker(cfg, httpAddr, func(b *broker.Server, h *api.Server) {
+				fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, b.Addr())
+				if h != nil {
+					fmt.Printf("HTTP on http://%s\n", h.Addr())
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "server.properties file (Kafka property names)")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "override a property: key=value (repeatable)")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "also serve /healthz and /metrics on this address")
+	addCommand(cmd)
+}
