@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/fjordhq/fjord/internal/testkit"
 )
 
-// startCLIBroker starts the cluster the CLI tests talk to and returns its
-// bootstrap address. It is franz-go's kfake cluster (a real Kafka protocol
-// server) until internal/testkit offers an in-process Fjord broker; switch
-// here, in this one place, when it does.
+// startCLIBroker starts the broker the CLI tests talk to and returns its
+// bootstrap address: an in-process Fjord broker (internal/testkit) with
+// its data in a temp dir, closed when the test ends.
 //
 // FJORD_CLI_TEST_BOOTSTRAP=host:port runs the suite against an external
 // cluster instead, e.g. Apache Kafka 4.4 from `scripts/kafka.sh start`. The
@@ -33,16 +33,11 @@ func startCLIBroker(t *testing.T) string {
 	if addr := os.Getenv("FJORD_CLI_TEST_BOOTSTRAP"); addr != "" {
 		return addr
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatalf("start kfake cluster: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	return testkit.StartBroker(t, nil).Addr
 }
 
 // idleMS is the --timeout-ms the tests stop consumers with: short against
-// the in-memory kfake cluster, longer against an external cluster whose
+// the in-process broker, longer against an external cluster whose
 // rebalances and fetches take real time.
 func idleMS() string {
 	if os.Getenv("FJORD_CLI_TEST_BOOTSTRAP") != "" {
