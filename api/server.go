@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -43,6 +44,13 @@ func New(logger *slog.Logger) *Server {
 	s := &Server{Router: chi.NewRouter(), Registry: reg, checks: map[string]Check{}, log: logger}
 	s.Router.Get("/healthz", s.healthz)
 	s.Router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	// Go's profiler, for operators chasing CPU or memory: loopback by
+	// default, as the whole HTTP listener is.
+	s.Router.HandleFunc("/debug/pprof/*", pprof.Index)
+	s.Router.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	s.Router.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	s.Router.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	s.Router.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return s
 }
 

@@ -4,8 +4,9 @@ package broker
 // available or max_wait_ms passes; honours max_bytes and
 // partition_max_bytes, returning the first batch whole even when it is
 // larger than the limits (as Kafka does since v3, so a consumer never
-// gets stuck behind a big batch). Batches are read from the segment files
-// into one pooled buffer per response and written to the socket from it.
+// gets stuck behind a big batch). Batches are not read by the broker: the
+// response carries segment file ranges that the connection writer sends
+// with sendfile(2) (fetch_encode.go splices them into kmsg's encoding).
 //
 // Fetch sessions (KIP-227) are declined: every response carries session
 // id 0, which clients treat as "send full fetch requests", and a request
@@ -18,7 +19,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -47,13 +47,16 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 	}()
 	for {
 		resp = r.ResponseKind().(*kmsg.FetchResponse)
-		buf := getFetchBuf()
-		total, anyErr := s.fillFetch(r, resp, buf)
+		data, total, anyErr := s.fillFetch(r, resp)
 		if total >= int(r.MinBytes) || anyErr || deadline.IsZero() || !time.Now().Before(deadline) || ctx.Err() != nil {
 			s.metrics.fetched(total)
-			return protocol.Response{Msg: resp, Done: func() { putFetchBuf(buf) }}
+			parts, err := encodeFetch(resp, data)
+			if err != nil {
+				s.log.Error("encode fetch response", "err", err)
+				return protocol.Response{None: true, Close: true}
+			}
+			return protocol.Response{Msg: resp, Parts: parts}
 		}
-		putFetchBuf(buf)
 		// Not enough data yet: park on every requested partition, then
 		// re-read everything when one of them grows.
 		if w == nil {
@@ -96,23 +99,20 @@ func (s *Server) fetchPartitions(r *kmsg.FetchRequest) []*partition {
 	return ps
 }
 
-// fillFetch reads every requested partition into resp, appending batch
-// bytes to *buf. It returns the bytes read and whether any partition
+// fillFetch answers every requested partition into resp and returns the
+// file ranges to send, the bytes they hold, and whether any partition
 // answered with an error (which ends the long poll, as in Kafka).
-func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, buf *[]byte) (int, bool) {
+func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse) ([]fetchData, int, bool) {
 	table := s.parts.Load()
 	img := s.ctrl.Image()
 	maxBytes := int(r.MaxBytes)
-	if r.Version < 3 || maxBytes <= 0 {
+	if maxBytes <= 0 {
 		maxBytes = 1<<31 - 1
 	}
 	total := 0
 	anyErr := false
 	minOne := true
-	// Offsets into *buf, resolved to slices after all reads (the buffer
-	// may grow while reading).
-	type span struct{ t, p, start, end int }
-	var spans []span
+	var data []fetchData
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
@@ -143,12 +143,11 @@ func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, buf *
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				start := len(*buf)
-				n := s.readPartition(p, rp, &sp, maxBytes-total, minOne, buf)
-				if n > 0 {
+				res := s.readPartition(p, rp, &sp, maxBytes-total, minOne)
+				if res.Size > 0 {
 					minOne = false
-					total += n
-					spans = append(spans, span{len(resp.Topics), len(st.Partitions), start, start + n})
+					total += res.Size
+					data = append(data, fetchData{topic: len(resp.Topics), partition: len(st.Partitions), res: res})
 				}
 			}
 			if sp.ErrorCode != 0 {
@@ -158,23 +157,20 @@ func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, buf *
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	for _, sp := range spans {
-		resp.Topics[sp.t].Partitions[sp.p].RecordBatches = (*buf)[sp.start:sp.end:sp.end]
-	}
-	return total, anyErr
+	return data, total, anyErr
 }
 
-// readPartition fills one partition's answer and appends its batches to
-// *buf, returning how many bytes it added.
-func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, budget int, minOne bool, buf *[]byte) int {
+// readPartition fills one partition's answer and returns the file ranges
+// of its batches.
+func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, budget int, minOne bool) log.ReadResult {
 	epoch := p.leaderEpoch.Load()
 	switch {
 	case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
 		sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-		return 0
+		return log.ReadResult{}
 	case rp.CurrentLeaderEpoch > epoch:
 		sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-		return 0
+		return log.ReadResult{}
 	}
 	hw := p.highWatermark()
 	sp.HighWatermark = hw
@@ -185,15 +181,15 @@ func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition
 		if e != rp.LastFetchedEpoch || end < rp.FetchOffset {
 			sp.DivergingEpoch.Epoch = e
 			sp.DivergingEpoch.EndOffset = end
-			return 0
+			return log.ReadResult{}
 		}
 	}
 	if rp.FetchOffset == hw {
-		return 0
+		return log.ReadResult{}
 	}
 	limit := min(int(rp.PartitionMaxBytes), budget)
 	if limit <= 0 && !minOne {
-		return 0
+		return log.ReadResult{}
 	}
 	res, err := p.log.Read(rp.FetchOffset, max(limit, 0), hw, minOne)
 	if err != nil {
@@ -201,34 +197,16 @@ func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition
 			// An offset between the high watermark and the log end is
 			// not out of range, just not readable yet.
 			if rp.FetchOffset > hw && rp.FetchOffset <= p.log.LogEndOffset() {
-				return 0
+				return log.ReadResult{}
 			}
 			sp.ErrorCode = kerr.OffsetOutOfRange.Code
-			return 0
+			return log.ReadResult{}
 		}
 		sp.ErrorCode = errorCode(err)
 		s.log.Error("fetch read failed", "topic", p.topic, "partition", p.index, "err", err)
-		return 0
+		return log.ReadResult{}
 	}
-	before := len(*buf)
-	*buf, err = res.AppendTo(*buf)
-	if err != nil {
-		*buf = (*buf)[:before]
-		sp.ErrorCode = kerr.KafkaStorageError.Code
-		s.log.Error("fetch read failed", "topic", p.topic, "partition", p.index, "err", err)
-		return 0
-	}
-	return len(*buf) - before
+	return res
 }
 
 var emptyRecords = []byte{}
-
-var fetchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
-
-func getFetchBuf() *[]byte { b := fetchBufs.Get().(*[]byte); *b = (*b)[:0]; return b }
-
-func putFetchBuf(b *[]byte) {
-	if cap(*b) <= 64<<20 {
-		fetchBufs.Put(b)
-	}
-}

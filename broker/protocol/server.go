@@ -33,6 +33,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+const apiVersionsKey = int16(kmsg.ApiVersions)
+
 // Request is one decoded request.
 type Request struct {
 	Key           int16
@@ -58,6 +60,9 @@ type Response struct {
 	// Done, if set, is called once Msg has been written (or dropped), so
 	// buffers referenced by Msg can be reused.
 	Done func()
+	// Parts, if set, is the body already encoded (Msg then only decides
+	// the header version): bytes and file ranges written in order.
+	Parts []Part
 }
 
 // Handler serves requests. Handle is called on the connection's processor
@@ -442,52 +447,23 @@ func (c *Conn) unsupportedAPIVersions(req *Request) kmsg.Response {
 }
 
 func (c *Conn) write(in <-chan pending) {
-	buf := make([]byte, 0, 64<<10)
-	var done []func()
-	flush := func() bool {
-		_, err := c.nc.Write(buf)
-		for _, f := range done {
-			f()
-		}
-		done = done[:0]
-		if cap(buf) > 8<<20 {
-			// Don't pin a huge buffer after one big fetch.
-			buf = make([]byte, 0, 64<<10)
-		} else {
-			buf = buf[:0]
-		}
-		if err != nil {
-			c.log.Debug("write failed", "err", err)
-			c.close()
-			return false
-		}
-		return true
-	}
+	w := &respWriter{c: c, buf: make([]byte, 0, 64<<10), sendfile: canSendfile(c.nc)}
 	for p := range in {
-		buf = appendResponse(buf, p.req, p.resp.Msg)
-		if p.resp.Done != nil {
-			done = append(done, p.resp.Done)
-		}
+		w.add(p)
 		// Coalesce responses that are already waiting into one write.
-		for more := true; more && len(buf) < 1<<20; {
+		for more := true; more && len(w.buf) < 1<<20; {
 			select {
 			case q, ok := <-in:
 				if !ok {
 					more = false
 					break
 				}
-				buf = appendResponse(buf, q.req, q.resp.Msg)
-				if q.resp.Done != nil {
-					done = append(done, q.resp.Done)
-				}
-				if q.resp.Close {
-					p.resp.Close = true
-				}
+				w.add(q)
 			default:
 				more = false
 			}
 		}
-		if !flush() {
+		if !w.flush() {
 			for q := range in {
 				if q.resp.Done != nil {
 					q.resp.Done()
@@ -495,10 +471,92 @@ func (c *Conn) write(in <-chan pending) {
 			}
 			return
 		}
-		if p.resp.Close {
+		if w.closeAfter {
 			c.close()
 		}
 	}
+}
+
+// respWriter batches encoded responses into one buffer and writes it,
+// sending file parts with sendfile in between.
+type respWriter struct {
+	c          *Conn
+	buf        []byte
+	sendfile   bool
+	done       []func()
+	files      []filePart // file parts to send after buf[:at]
+	err        error
+	closeAfter bool
+}
+
+type filePart struct {
+	at int // position in buf where the file part goes
+	Part
+}
+
+func (w *respWriter) add(p pending) {
+	if p.resp.Done != nil {
+		w.done = append(w.done, p.resp.Done)
+	}
+	if p.resp.Close {
+		w.closeAfter = true
+	}
+	if p.resp.Parts == nil {
+		w.buf = appendResponse(w.buf, p.req, p.resp.Msg)
+		return
+	}
+	flexible := p.resp.Msg != nil && p.resp.Msg.IsFlexible()
+	w.buf = appendPartsHeader(w.buf, p.req, flexible, p.resp.Parts)
+	for _, part := range p.resp.Parts {
+		switch {
+		case part.File == nil:
+			w.buf = append(w.buf, part.Bytes...)
+		case w.sendfile:
+			w.files = append(w.files, filePart{len(w.buf), part})
+		default:
+			var err error
+			if w.buf, err = readFilePart(w.buf, part); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+	}
+}
+
+// flush writes everything added; false means the connection is done.
+func (w *respWriter) flush() bool {
+	err := w.err
+	at := 0
+	for _, fp := range w.files {
+		if err != nil {
+			break
+		}
+		if fp.at > at {
+			_, err = w.c.nc.Write(w.buf[at:fp.at])
+			at = fp.at
+		}
+		if err == nil {
+			err = sendFile(w.c.nc, fp.File, fp.Pos, fp.Size)
+		}
+	}
+	if err == nil && at < len(w.buf) {
+		_, err = w.c.nc.Write(w.buf[at:])
+	}
+	for _, f := range w.done {
+		f()
+	}
+	w.done, w.files, w.err = w.done[:0], w.files[:0], nil
+	if cap(w.buf) > 16<<20 {
+		// Don't pin a huge buffer after one big response.
+		w.buf = make([]byte, 0, 64<<10)
+	} else {
+		w.buf = w.buf[:0]
+	}
+	if err != nil {
+		w.c.log.Debug("write failed", "err", err)
+		w.c.close()
+		return false
+	}
+	return true
 }
 
 // appendResponse frames msg as the response to req.
@@ -512,7 +570,7 @@ func appendResponse(dst []byte, req *Request, msg kmsg.Response) []byte {
 	// Response header v1 (tagged fields) for flexible versions, except
 	// ApiVersions, whose response header is always v0 so that a client
 	// can parse it before knowing our versions.
-	if msg.IsFlexible() && req.Key != int16(kmsg.ApiVersions) {
+	if msg.IsFlexible() && req.Key != apiVersionsKey {
 		dst = append(dst, 0)
 	}
 	dst = msg.AppendTo(dst)
