@@ -74,7 +74,7 @@ func appendInt32(b []byte, v int32) []byte {
 
 // Frame buffers come from size-classed pools so a steady produce load
 // does not allocate a new multi-megabyte buffer per request.
-var bufPools [8]sync.Pool // 16 KiB << i: 16 KiB .. 2 MiB
+var bufPools [11]sync.Pool // 16 KiB << i: 16 KiB .. 16 MiB
 
 func poolIndex(n int) int {
 	for i := range bufPools {
