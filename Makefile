@@ -42,7 +42,7 @@ test-short:
 	$(GO) test -short $(PKGS)
 
 bench: build
-	scripts/bench.sh
+	scripts/bench.sh --write $(BENCH_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s
