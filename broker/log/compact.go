@@ -79,10 +79,11 @@ func (l *Log) cleanableInfo(now int64, cfg *Config) cleanable {
 		firstDirty = lso
 	}
 	active := segs[len(segs)-1]
+	dirtyBase := floorBase(segs, firstDirty)
 	uncleanable := min(l.highWatermark(), active.base)
 	if cfg.MinCompactionLagMs > 0 {
 		for _, s := range segs[:len(segs)-1] {
-			if s.base < floorBase(segs, firstDirty) {
+			if s.base < dirtyBase {
 				continue
 			}
 			if s.largestTimestamp() > now-cfg.MinCompactionLagMs {
@@ -116,7 +117,7 @@ func (l *Log) cleanableInfo(now int64, cfg *Config) cleanable {
 	if lag < math.MaxInt64 && now > lag {
 		earliest := int64(math.MaxInt64)
 		for _, s := range segs[:len(segs)-1] {
-			if s.base+0 >= floorBase(segs, firstDirty) {
+			if s.base >= dirtyBase {
 				if ts := s.readFirstBatchTimestamp(); ts > 0 {
 					earliest = min(earliest, ts)
 				}
