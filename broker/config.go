@@ -28,6 +28,9 @@ type Config struct {
 	ClusterID      string
 	// MetadataDir holds the controller journal (default: first log dir).
 	MetadataDir string
+	// BootstrapConfigs are cluster-default dynamic configs written when a
+	// new cluster is created (Kafka 4 writes min.insync.replicas).
+	BootstrapConfigs map[string]string
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16

@@ -65,6 +65,9 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 			OffsetMetadataMaxBytes:        int(b.OffsetMetadataMaxBytes),
 		},
 		Topics: &configPolicy{static: b, nodeID: b.NodeID},
+		BootstrapConfigs: map[string]string{
+			"min.insync.replicas": strconv.Itoa(int(b.MinInsyncReplicas)),
+		},
 		Logger: logger,
 	}
 	// The first PLAINTEXT client listener is the Kafka listener; TLS and

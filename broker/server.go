@@ -87,6 +87,7 @@ func New(cfg Config) (*Server, error) {
 		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
 		ValidateTopicConfigs:     cfg.Topics.Validate,
 		ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
+		BootstrapConfigs:         cfg.BootstrapConfigs,
 		OnChange:                 s.onMetadataChange,
 	})
 	if err != nil {

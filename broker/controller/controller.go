@@ -63,6 +63,10 @@ type Options struct {
 	ValidateTopicConfigs func(configs map[string]string) error
 	// ValidateBrokerConfigs checks dynamic broker config changes.
 	ValidateBrokerConfigs func(broker string, configs map[string]string) error
+	// BootstrapConfigs are cluster-default broker configs written when the
+	// cluster is created, as kafka-storage format does (Kafka 4 writes
+	// min.insync.replicas this way).
+	BootstrapConfigs map[string]string
 	// OnChange is called with each newly published image, in order.
 	OnChange func(old, new *metadata.Image)
 }
@@ -111,7 +115,13 @@ func OpenLocal(dir string, opts Options) (*Local, error) {
 		if id == "" {
 			id = metadata.NewUUID().String()
 		}
-		if err := c.commit([]metadata.Record{{Cluster: &metadata.ClusterRecord{ClusterID: id, ControllerID: opts.NodeID}}}); err != nil {
+		recs := []metadata.Record{{Cluster: &metadata.ClusterRecord{ClusterID: id, ControllerID: opts.NodeID}}}
+		for _, k := range slices.Sorted(maps.Keys(opts.BootstrapConfigs)) {
+			v := opts.BootstrapConfigs[k]
+			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{
+				Resource: metadata.ConfigResource{Type: metadata.ResourceBroker}, Key: k, Value: &v}})
+		}
+		if err := c.commit(recs); err != nil {
 			return nil, err
 		}
 	} else if img.ControllerID != opts.NodeID {
