@@ -48,7 +48,7 @@ func (c *cleanerState) runOnce(ctx context.Context) {
 		if c.om == nil {
 			c.om = newOffsetMap(c.m.cfg.CleanerDedupeBufferSize)
 		}
-		st, err := best.clean(c.om, bestInfo, now, best.config(), c.m.cfg.CleanerIOBufferSize)
+		st, err := best.clean(ctx, c.om, bestInfo, now, best.config(), c.m.cfg.CleanerIOBufferSize)
 		if err != nil {
 			if errors.Is(err, errCleanAborted) || errors.Is(err, ErrClosed) {
 				c.m.logger.Info("log cleaning aborted", "partition", best.tp.String(), "err", err)

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -177,7 +178,7 @@ func (l *Log) compact(om *offsetMap, force bool, ioBuf int) (CleanStats, bool, e
 	if !force && !c.wantsCleaning(cfg) || c.firstUncleanable <= l.segments()[0].base {
 		return CleanStats{}, false, nil
 	}
-	st, err := l.clean(om, c, now, cfg, ioBuf)
+	st, err := l.clean(context.Background(), om, c, now, cfg, ioBuf)
 	if err != nil {
 		return st, false, err
 	}
@@ -185,8 +186,9 @@ func (l *Log) compact(om *offsetMap, force bool, ioBuf int) (CleanStats, bool, e
 	return st, true, nil
 }
 
-// clean is Cleaner.doClean.
-func (l *Log) clean(om *offsetMap, c cleanable, now int64, cfg *Config, ioBuf int) (CleanStats, error) {
+// clean is Cleaner.doClean. Cancelling ctx (shutdown) abandons the round
+// between segments, leaving the log as it was.
+func (l *Log) clean(ctx context.Context, om *offsetMap, c cleanable, now int64, cfg *Config, ioBuf int) (CleanStats, error) {
 	start := time.Now()
 	st := CleanStats{FirstDirty: c.firstDirty}
 	l.mu.Lock()
@@ -212,6 +214,9 @@ func (l *Log) clean(om *offsetMap, c cleanable, now int64, cfg *Config, ioBuf in
 		}
 		if next <= c.firstDirty {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return st, fmt.Errorf("%s: %w: %w", l.tp, errCleanAborted, err)
 		}
 		full, err := mapSegment(rd, &dec, s, c.firstDirty, om, &st)
 		if err != nil {
@@ -240,7 +245,7 @@ func (l *Log) clean(om *offsetMap, c cleanable, now int64, cfg *Config, ioBuf in
 	}
 	f := &filter{om: om, now: now, cfg: cfg, lastData: lastData, upper: c.firstUncleanable}
 	for _, g := range groups {
-		if err := l.cleanGroup(g, f, rd, &dec, cfg, &st); err != nil {
+		if err := l.cleanGroup(ctx, g, f, rd, &dec, cfg, &st); err != nil {
 			return st, err
 		}
 		st.Groups++
@@ -429,7 +434,7 @@ func (f *filter) filterBatch(dec *batch.Decoder, b batch.Batch, out []byte, st *
 }
 
 // cleanGroup is Cleaner.cleanSegments plus UnifiedLog.replaceSegments.
-func (l *Log) cleanGroup(g []*segment, f *filter, rd *segReader, dec *batch.Decoder, cfg *Config, st *CleanStats) error {
+func (l *Log) cleanGroup(ctx context.Context, g []*segment, f *filter, rd *segReader, dec *batch.Decoder, cfg *Config, st *CleanStats) error {
 	sizes := make([]int64, len(g))
 	for i, s := range g {
 		sizes[i] = s.size.Load()
@@ -446,6 +451,9 @@ func (l *Log) cleanGroup(g []*segment, f *filter, rd *segReader, dec *batch.Deco
 	w := &cleanedWriter{s: cleaned, interval: int64(cfg.IndexIntervalBytes)}
 	var out []byte
 	for _, s := range g {
+		if err := ctx.Err(); err != nil {
+			return discard(fmt.Errorf("%s: %w: %w", l.tp, errCleanAborted, err))
+		}
 		err := rd.each(s, 0, func(b batch.Batch) error {
 			st.BytesRead += int64(len(b))
 			var err error
