@@ -48,7 +48,9 @@ func (s *Server) listOffset(p *partition, rp *kmsg.ListOffsetsRequestTopicPartit
 	}
 	hw := p.highWatermark()
 	sp.Timestamp = -1
-	sp.LeaderEpoch = p.log.LatestEpoch()
+	// Kafka answers with the latest epoch of the leader-epoch cache, which
+	// holds the current epoch from the moment the replica became leader.
+	sp.LeaderEpoch = max(p.log.LatestEpoch(), epoch)
 	switch rp.Timestamp {
 	case -1: // latest
 		sp.Offset = hw

@@ -8,8 +8,6 @@ package broker
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,13 +21,6 @@ func (s *Server) handleCreateTopics(ctx context.Context, r *kmsg.CreateTopicsReq
 	for _, t := range r.Topics {
 		counts[t.Topic]++
 	}
-	var dups []string
-	for name, n := range counts {
-		if n > 1 {
-			dups = append(dups, name)
-		}
-	}
-	slices.Sort(dups)
 
 	var reqs []controller.CreateTopic
 	var idx []int // response index for each controller request
@@ -38,9 +29,16 @@ func (s *Server) handleCreateTopics(ctx context.Context, r *kmsg.CreateTopicsReq
 		rt.Topic = t.Topic
 		rt.NumPartitions, rt.ReplicationFactor = -1, -1
 		if counts[t.Topic] > 1 {
-			rt.ErrorCode = kerr.InvalidRequest.Code
-			rt.ErrorMessage = ptrf("Create topics request from client contains multiple entries for the following topics: %s", strings.Join(dups, ", "))
-			resp.Topics = append(resp.Topics, rt)
+			// Kafka answers a duplicated name once.
+			if counts[t.Topic] > 0 {
+				counts[t.Topic] = -1
+				rt.ErrorCode = kerr.InvalidRequest.Code
+				rt.ErrorMessage = ptr("Duplicate topic name.")
+				resp.Topics = append(resp.Topics, rt)
+			}
+			continue
+		}
+		if counts[t.Topic] < 0 {
 			continue
 		}
 		ct := controller.CreateTopic{Name: t.Topic, Partitions: t.NumPartitions, ReplicationFactor: t.ReplicationFactor, Configs: map[string]string{}}

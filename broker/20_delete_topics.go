@@ -51,6 +51,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, r *kmsg.DeleteTopicsReq
 			rt.ErrorCode = kerr.UnknownTopicID.Code
 		case t == nil:
 			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			rt.ErrorMessage = ptr("This server does not host this topic-partition.")
 		case t.Internal():
 			rt.ErrorCode = kerr.InvalidRequest.Code
 			rt.ErrorMessage = ptrf("Topic %s is an internal topic and cannot be deleted.", t.Name)

@@ -19,9 +19,17 @@ import (
 
 func (s *Server) handleAlterConfigs(ctx context.Context, r *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
 	resp := r.ResponseKind().(*kmsg.AlterConfigsResponse)
-	for _, rr := range r.Resources {
+	dup := duplicateResources(len(r.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+		return r.Resources[i].ResourceType, r.Resources[i].ResourceName
+	})
+	for i, rr := range r.Resources {
 		res := kmsg.NewAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		if dup[i] {
+			res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, ptr(duplicateResourceMsg)
+			resp.Resources = append(resp.Resources, res)
+			continue
+		}
 		err := s.alterConfigs(ctx, int8(rr.ResourceType), rr.ResourceName, r.ValidateOnly, func(map[string]string) (map[string]string, error) {
 			next := map[string]string{}
 			for _, c := range rr.Configs {
@@ -42,9 +50,17 @@ func (s *Server) handleAlterConfigs(ctx context.Context, r *kmsg.AlterConfigsReq
 
 func (s *Server) handleIncrementalAlterConfigs(ctx context.Context, r *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	resp := r.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	for _, rr := range r.Resources {
+	dup := duplicateResources(len(r.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+		return r.Resources[i].ResourceType, r.Resources[i].ResourceName
+	})
+	for i, rr := range r.Resources {
 		res := kmsg.NewIncrementalAlterConfigsResponseResource()
 		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		if dup[i] {
+			res.ErrorCode, res.ErrorMessage = kerr.InvalidRequest.Code, ptr(duplicateResourceMsg)
+			resp.Resources = append(resp.Resources, res)
+			continue
+		}
 		typ := int8(rr.ResourceType)
 		err := s.alterConfigs(ctx, typ, rr.ResourceName, r.ValidateOnly, func(current map[string]string) (map[string]string, error) {
 			return s.cfg.Topics.ApplyIncrementalAlter(typ, maps.Clone(current), rr.Configs)
@@ -76,4 +92,26 @@ func (s *Server) alterConfigs(ctx context.Context, typ int8, name string, valida
 		s.log.Info("altered configs", "resource", name, "type", typ)
 	}
 	return err
+}
+
+const duplicateResourceMsg = "Each resource must appear at most once."
+
+// duplicateResources marks resources named more than once in one request:
+// Kafka refuses all of their entries.
+func duplicateResources(n int, at func(int) (kmsg.ConfigResourceType, string)) []bool {
+	type key struct {
+		t    kmsg.ConfigResourceType
+		name string
+	}
+	count := map[key]int{}
+	for i := 0; i < n; i++ {
+		t, name := at(i)
+		count[key{t, name}]++
+	}
+	out := make([]bool, n)
+	for i := range out {
+		t, name := at(i)
+		out[i] = count[key{t, name}] > 1
+	}
+	return out
 }

@@ -20,15 +20,13 @@ import (
 //     uncompressed to brokers whose Produce range does not start at 0.
 //     Clients pick the highest common version, so v0-v2 are never sent by
 //     a client that could use v3.
-//   - Group APIs keep their v0 versions so old clients (kafka-python 2.0)
-//     can use consumer groups.
 var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.Produce):                 {Min: 3, Max: 13},
 	int16(kmsg.Fetch):                   {Min: 4, Max: 18},
 	int16(kmsg.ListOffsets):             {Min: 1, Max: 11},
 	int16(kmsg.Metadata):                {Min: 0, Max: 13},
-	int16(kmsg.OffsetCommit):            {Min: 0, Max: 10},
-	int16(kmsg.OffsetFetch):             {Min: 0, Max: 10},
+	int16(kmsg.OffsetCommit):            {Min: 2, Max: 10},
+	int16(kmsg.OffsetFetch):             {Min: 1, Max: 10},
 	int16(kmsg.FindCoordinator):         {Min: 0, Max: 6},
 	int16(kmsg.JoinGroup):               {Min: 0, Max: 9},
 	int16(kmsg.Heartbeat):               {Min: 0, Max: 4},

@@ -302,7 +302,7 @@ func (c *Local) planTopic(img *metadata.Image, r CreateTopic, pending map[string
 			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
 		if int(rf) > len(brokers) {
-			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, len(brokers))
 		}
 		assignment = assignReplicas(brokers, int(n), int(rf), 0, -1)
 	}
@@ -412,7 +412,7 @@ func (c *Local) DeleteTopics(ctx context.Context, names []string) []*Error {
 		t := img.Topics[name]
 		switch {
 		case t == nil || seen[name]:
-			errs[i] = errorf(kerr.UnknownTopicOrPartition, "")
+			errs[i] = errorf(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 		default:
 			seen[name] = true
 			recs = append(recs, metadata.Record{RemoveTopic: &metadata.RemoveTopicRecord{ID: t.ID}})
@@ -461,7 +461,7 @@ func (c *Local) CreatePartitions(ctx context.Context, topic string, count int32,
 	} else {
 		rf := len(t.Partitions[0].Replicas)
 		if rf > len(brokers) {
-			return errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, len(brokers))
+			return errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, len(brokers))
 		}
 		replicas = assignReplicas(brokers, add, rf, int(have), -1)
 	}
