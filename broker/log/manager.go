@@ -122,6 +122,7 @@ type Manager struct {
 	closed bool
 
 	cancel  context.CancelFunc
+	closing chan struct{} // closed by Close
 	bg      sync.WaitGroup
 	deletes sync.WaitGroup // async removal of deleted partition dirs
 	cleaner *cleanerState
@@ -144,7 +145,7 @@ func OpenManager(mc ManagerConfig, configFor func(topic string) Config, opts Opt
 	if configFor == nil {
 		configFor = func(string) Config { return DefaultConfig() }
 	}
-	m := &Manager{cfg: mc, configFor: configFor, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*managedLog{}}
+	m := &Manager{cfg: mc, configFor: configFor, opts: opts, logger: opts.Logger, logs: map[TopicPartition]*managedLog{}, closing: make(chan struct{})}
 	m.cleaner = newCleanerState(m)
 	for _, path := range mc.Dirs {
 		d, err := m.openDir(path)
@@ -469,8 +470,13 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	go func() {
 		defer m.deletes.Done()
 		if delay > 0 {
+			// Wait for in-flight reads, but not past shutdown.
 			t := time.NewTimer(delay)
-			<-t.C
+			select {
+			case <-t.C:
+			case <-m.closing:
+				t.Stop()
+			}
 		}
 		closeFiles()
 		if err := os.RemoveAll(target); err != nil {
@@ -688,6 +694,7 @@ func (m *Manager) Close() error {
 	}
 	m.closed = true
 	cancel := m.cancel
+	close(m.closing)
 	m.mu.Unlock()
 	if cancel != nil {
 		cancel()

@@ -226,3 +226,35 @@ func TestManagerRecoversAfterCrash(t *testing.T) {
 		}
 	}
 }
+
+// Close does not wait out file.delete.delay.ms of a deleted partition.
+func TestManagerCloseFinishesPendingDeletes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	cfg := testConfig()
+	cfg.FileDeleteDelayMs = 3_600_000
+	m, err := OpenManager(ManagerConfig{Dirs: []string{dir}}, func(string) Config { return cfg }, testOpts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Create("gone", 0, [16]byte{}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, valueBatch(noPID, 1, 10))
+	if err := m.Delete("gone", 0); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), "-delete") {
+			t.Fatalf("%s left after Close", e.Name())
+		}
+	}
+}
