@@ -27,6 +27,8 @@ func errorCode(err error) int16 {
 		return kerr.UnknownProducerID.Code
 	case errors.Is(err, batch.ErrCRC), errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrTruncated):
 		return kerr.CorruptMessage.Code
+	case errors.Is(err, log.ErrRecordBatchTooLarge):
+		return kerr.RecordBatchTooLarge.Code
 	case errors.Is(err, log.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	}
