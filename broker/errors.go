@@ -28,7 +28,7 @@ func errorCode(err error) int16 {
 	case errors.Is(err, batch.ErrCRC), errors.Is(err, batch.ErrCorrupt), errors.Is(err, batch.ErrTruncated):
 		return kerr.CorruptMessage.Code
 	case errors.Is(err, log.ErrRecordBatchTooLarge):
-		return kerr.RecordBatchTooLarge.Code
+		return kerr.RecordListTooLarge.Code // Kafka's RecordBatchTooLargeException
 	case errors.Is(err, log.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	}
