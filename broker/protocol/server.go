@@ -391,10 +391,10 @@ func decodeBody(kr kmsg.Request, body []byte) (err error) {
 func (c *Conn) process(in <-chan pending, out chan<- pending) {
 	defer close(out)
 	for p := range in {
-		if c.ctx.Err() != nil {
-			putBuf(p.buf)
-			continue
-		}
+		// Requests that arrived whole are handled even if the client has
+		// closed its side since: an acks=0 producer closes right after
+		// writing, and its records must not be dropped. Long polls see the
+		// cancelled context and return at once.
 		resp := c.handle(p.req)
 		putBuf(p.buf)
 		if obs := c.srv.cfg.Observer; obs != nil {

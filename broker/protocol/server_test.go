@@ -270,3 +270,29 @@ func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
 }
+
+// A client that writes requests and closes at once (acks=0 producers do)
+// still has every complete request handled.
+func TestRequestsBeforeCloseAreHandled(t *testing.T) {
+	h := &echoHandler{}
+	_, addr := startServer(t, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for i := 0; i < 20; i++ {
+		p := kmsg.NewPtrProduceRequest()
+		p.Acks = 0
+		out = append(out, frame(p, 7, int32(i))...)
+	}
+	c.Write(out)
+	c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.handled.Load() < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("handled %d of 20 requests sent before the close", h.handled.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
