@@ -184,7 +184,11 @@ func checkStored(t *testing.T, addr string, want []clientRecord) {
 	}
 	checkRead(t, "franz-go (broker-side check)", want, got)
 	for _, w := range want {
-		if id, ok := codecOf[w.Key]; ok && id != codecIDs[w.Codec] {
+		id, ok := codecOf[w.Key]
+		// Clients send a batch uncompressed when compressing would not
+		// shrink it, as with one that holds only tombstones; a batch
+		// with one of these values always shrinks.
+		if ok && id != codecIDs[w.Codec] && (w.Value != nil || id != 0) {
 			t.Errorf("%s was written with %s but is stored in a batch with codec %d", w.Key, w.Codec, id)
 		}
 	}
@@ -266,9 +270,7 @@ try:
     out["duplicate"] = "accepted"
 except Errors.TopicAlreadyExistsError as e:
     out["duplicate"] = type(e).__name__
-# file.delete.delay.ms: the broker must not wait out the default 60 s of a
-# deleted topic's files when the test closes it (TestCloseAfterTopicDeleteIsPrompt).
-a.create_topics([NewTopic("py-scratch", 2, 1, topic_configs={"file.delete.delay.ms": "100"})])
+a.create_topics([NewTopic("py-scratch", 2, 1)])
 out["listed"] = sorted(a.list_topics())
 out["retention"] = {}
 for resp in a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, n) for n in topics]):
@@ -440,8 +442,7 @@ for t, f in a.create_topics([NewTopic(next(iter(topics)), 1, 1)]).items():
         out["duplicate"] = "accepted"
     except KafkaException as e:
         out["duplicate"] = e.args[0].name()
-# file.delete.delay.ms: see TestCloseAfterTopicDeleteIsPrompt.
-a.create_topics([NewTopic("ck-scratch", 2, 1, config={"file.delete.delay.ms": "100"})])["ck-scratch"].result()
+a.create_topics([NewTopic("ck-scratch", 2, 1)])["ck-scratch"].result()
 md = a.list_topics(timeout=10)
 out["listed"] = {n: len(t.partitions) for n, t in md.topics.items()}
 out["brokers"] = ["%d@%s:%d" % (b.id, b.host, b.port) for b in md.brokers.values()]
