@@ -287,6 +287,10 @@ func TestCrashUnderLoad(t *testing.T) {
 			kgo.DefaultProduceTopic(topic),
 			kgo.ProducerBatchCompression(p.codec),
 			kgo.MaxBufferedRecords(5000),
+			// Reconnect soon after a restart, so the test spends its time
+			// under load rather than in client backoff.
+			kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+			kgo.MetadataMinAge(100 * time.Millisecond),
 		}
 		if p.idempotent {
 			opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -344,21 +348,42 @@ func TestCrashUnderLoad(t *testing.T) {
 	}
 	waitProgress("warm-up", make([]int, len(producers)), 500)
 
+	// Stops, in order: SIGKILLs, one of them followed by a second SIGKILL
+	// during the next start-up, and one clean stop (SIGTERM) in the middle,
+	// so later recoveries start from a recovery point inside the log and
+	// clean-start bookkeeping (no rescan) is checked under load too.
+	const doubleKill, cleanStop = 2, 3
+	// restartKind is what ended the run before each Restart: "kill",
+	// "startup-kill" (the run was killed while starting) or "stop".
+	var restartKind []string
 	var restarts []time.Duration
 	started := time.Now()
-	for k := 0; k < kills; k++ {
+	for k := 0; k < kills+1; k++ {
 		// A random moment of the load: the point of the test is that the
 		// kill lands anywhere in the produce path, so this is a sleep.
 		time.Sleep(1500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond))))
-		atKill := counts()
-		dev.Kill()
-		if k == 2 {
-			// Once, kill again during start-up, likely mid-recovery:
-			// recovery itself must survive being interrupted.
-			dev.Restart()
-			time.Sleep(time.Duration(rng.Int64N(int64(150 * time.Millisecond))))
+		atStop := counts()
+		what := "kill"
+		if k == cleanStop {
+			what = "SIGTERM"
+			if err := dev.Stop(30 * time.Second); err != nil {
+				t.Fatalf("clean stop under load: %v", err)
+			}
+			restartKind = append(restartKind, "stop")
+		} else {
 			dev.Kill()
-			t.Logf("kill %d: also killed during the following start-up", k+1)
+			if k == doubleKill {
+				// Kill again during start-up, likely mid-recovery:
+				// recovery itself must survive being interrupted.
+				dev.Restart()
+				restartKind = append(restartKind, "kill")
+				time.Sleep(time.Duration(rng.Int64N(int64(150 * time.Millisecond))))
+				dev.Kill()
+				what = "kill, and kill during the next start-up"
+				restartKind = append(restartKind, "startup-kill")
+			} else {
+				restartKind = append(restartKind, "kill")
+			}
 		}
 		time.Sleep(time.Duration(rng.Int64N(int64(700 * time.Millisecond)))) // down for a while: producers retry
 		t0 := time.Now()
@@ -366,10 +391,11 @@ func TestCrashUnderLoad(t *testing.T) {
 		dev.WaitServing(t, 30*time.Second, topic)
 		took := time.Since(t0)
 		restarts = append(restarts, took)
-		t.Logf("kill %d at %v: acks so far %v; restarted and serving in %v (broker's log load: %s)",
-			k+1, time.Since(started).Round(time.Millisecond), atKill, took.Round(time.Millisecond), loadTime(dev.LastRun()))
 		// Producers must carry on by themselves after a restart.
-		waitProgress(fmt.Sprintf("after kill %d", k+1), atKill, 50)
+		waitProgress(fmt.Sprintf("after stop %d (%s)", k+1, what), atStop, 50)
+		t.Logf("stop %d (%s) at %v: acks so far %v; restarted and serving in %v (broker's log load: %s); every producer acked 50 more %v after the restart",
+			k+1, what, time.Since(started).Round(time.Millisecond), atStop, took.Round(time.Millisecond), loadTime(dev.LastRun()),
+			time.Since(t0).Round(time.Millisecond))
 	}
 	time.Sleep(time.Second) // some load on the last incarnation too
 	stopGen()
@@ -396,6 +422,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	}
 
 	// Read everything back with fresh clients.
+	verifyStart := time.Now()
 	adm := testkit.Admin(t, dev.KafkaAddr)
 	start, end := crashOffsets(t, adm, topic, false), crashOffsets(t, adm, topic, true)
 	for p := int32(0); p < partitions; p++ {
@@ -461,31 +488,57 @@ func TestCrashUnderLoad(t *testing.T) {
 	t.Logf("duplicates by producer (allowed for acks=1 without idempotence only): %v", dups)
 
 	codecs := checkServedBatches(t, dev.KafkaAddr, topic, id, start, end)
-	t.Logf("batches served and validated by codec: %v", codecs)
+	t.Logf("batches served and validated by codec: %v (reading back and checking took %v)", codecs, time.Since(verifyStart).Round(time.Millisecond))
 	for _, c := range []batch.Codec{batch.CodecNone, batch.CodecGzip, batch.CodecSnappy, batch.CodecLZ4, batch.CodecZstd} {
 		if codecs[c] == 0 {
 			t.Errorf("no %v batch served: the load did not exercise that codec", c)
 		}
 	}
 
-	// Every start after a kill must have run recovery (no clean marker).
+	// Every start after a kill must have run recovery (no clean marker);
+	// the start after the clean stop must not have.
 	runs := dev.Runs()
-	unclean, truncations := 0, 0
+	if len(runs) != len(restartKind)+1 {
+		t.Fatalf("%d runs in the output for %d restarts", len(runs), len(restartKind))
+	}
+	recovered, truncations := 0, 0
 	for i, run := range runs[1:] {
-		if strings.Contains(run, "clean_shutdown=true") {
-			t.Errorf("run %d after a SIGKILL reported a clean shutdown:\n%s", i+2, run)
-		}
-		if strings.Contains(run, `msg="loaded log dir"`) && strings.Contains(run, "clean_shutdown=false") {
-			unclean++
+		loaded := strings.Contains(run, `msg="loaded log dir"`)
+		clean, unclean := strings.Contains(run, "clean_shutdown=true"), strings.Contains(run, "clean_shutdown=false")
+		switch restartKind[i] {
+		case "kill":
+			// The run killed while starting may not have got as far as
+			// loading; every other one served, so it loaded.
+			killedStarting := i+1 < len(restartKind) && restartKind[i+1] == "startup-kill"
+			if clean || !loaded && !killedStarting {
+				t.Errorf("run %d, after a SIGKILL, did not report an unclean load:\n%s", i+2, run)
+			}
+			if unclean {
+				recovered++
+			}
+		case "startup-kill":
+			if clean || !unclean {
+				t.Errorf("run %d, after a SIGKILL during start-up, reported a clean shutdown:\n%s", i+2, run)
+			}
+			if unclean {
+				recovered++
+			}
+		case "stop":
+			if !clean || unclean {
+				t.Errorf("run %d, after a clean stop, did not report a clean load:\n%s", i+2, run)
+			}
+			if strings.Contains(run, "truncated invalid data during recovery") {
+				t.Errorf("run %d, after a clean stop, truncated data:\n%s", i+2, run)
+			}
 		}
 		truncations += strings.Count(run, "truncated invalid data during recovery")
 	}
-	if unclean < kills {
-		t.Errorf("%d of %d restarts logged an unclean load (recovery); want every one", unclean, kills)
+	if recovered < kills {
+		t.Errorf("%d restarts logged an unclean load (recovery) after %d SIGKILLs", recovered, kills)
 	}
 	sort.Slice(restarts, func(i, j int) bool { return restarts[i] < restarts[j] })
-	t.Logf("%d restarts after SIGKILL, all recovered; restart-to-serving min %v median %v max %v; %d partitions truncated a torn tail",
-		len(restarts), restarts[0].Round(time.Millisecond), restarts[len(restarts)/2].Round(time.Millisecond),
+	t.Logf("%d recoveries after SIGKILL; restart-to-serving min %v median %v max %v; %d partitions truncated a torn tail",
+		recovered, restarts[0].Round(time.Millisecond), restarts[len(restarts)/2].Round(time.Millisecond),
 		restarts[len(restarts)-1].Round(time.Millisecond), truncations)
 }
 
@@ -517,7 +570,7 @@ func appendToFile(t *testing.T, path string, b []byte) {
 // TestCrashTornWrite kills a broker, damages the tail of each partition's
 // active segment the ways a crash can (half a batch, a batch whose CRC
 // does not match followed by a valid one, zero fill, random bytes, a lost
-// index), restarts it, and checks that recovery cut exactly the damage,
+// index, torn producer snapshots), restarts it, and checks that recovery cut exactly the damage,
 // that the broker serves, and that producing continues at the offset
 // after the last good batch — also for the idempotent producer whose next
 // sequence number the corrupt batch claimed.
@@ -586,8 +639,15 @@ func TestCrashTornWrite(t *testing.T) {
 			valid := append(batch.Batch(nil), first...)
 			valid.SetBaseOffset(n + int64(next.LastOffsetDelta()) + 1)
 			junk = append(append(junk, next...), valid...)
-		case 2: // blocks allocated but never written
+		case 2: // blocks allocated but never written, and torn producer snapshots
 			junk = make([]byte, 4096)
+			snaps, _ := filepath.Glob(filepath.Join(filepath.Dir(seg), "*.snapshot"))
+			for _, sn := range snaps {
+				if err := os.WriteFile(sn, []byte("torn"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("partition %d: overwrote producer snapshots %v", p, snaps)
 		case 3: // random bytes, and the offset index lost
 			junk = make([]byte, 1000)
 			rand.NewChaCha8([32]byte{3}).Read(junk)
