@@ -243,7 +243,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 			}
 			if p == nil {
 				l := s.logs.Get(name, mp.Index)
-				if l != nil && s.logTopicID(name, mp.Index) != t.ID {
+				if id, ok := logTopicID(l); l != nil && (!ok || id != t.ID) {
 					if err := s.logs.Delete(name, mp.Index); err != nil {
 						errs = append(errs, err)
 						continue
@@ -293,13 +293,13 @@ func (s *Server) reconcile(img *metadata.Image) error {
 	return errors.Join(errs...)
 }
 
-func (s *Server) logTopicID(topic string, p int32) metadata.UUID {
-	for _, lp := range s.logs.All() {
-		if lp.Topic == topic && lp.Partition == p {
-			return metadata.UUID(lp.TopicID)
-		}
+// logTopicID is the topic id a log's partition.metadata records.
+func logTopicID(l *log.Log) (metadata.UUID, bool) {
+	if l == nil {
+		return metadata.UUID{}, false
 	}
-	return metadata.UUID{}
+	id, ok := l.TopicID()
+	return metadata.UUID(id), ok
 }
 
 func (s *Server) partition(topic string, p int32) *partition {
