@@ -251,7 +251,8 @@ func TestCrashUnderLoad(t *testing.T) {
 		topic      = "crash"
 		partitions = 6
 		kills      = 5
-		// Each producer offers ratePerTick records every tick: ~1000/s.
+		// Each producer offers ratePerTick records every tick, at most
+		// 1000/s; under -race on two cores they manage about half that.
 		tick        = 5 * time.Millisecond
 		ratePerTick = 5
 	)
