@@ -51,6 +51,8 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 			CleanerEnable:           b.LogCleanerEnable,
 			CleanerBackoff:          time.Duration(b.LogCleanerBackoffMs) * time.Millisecond,
 			CleanerDedupeBufferSize: b.LogCleanerDedupeBufferSize,
+			FlushCheckInterval:      sensibleInterval(b.LogFlushSchedulerIntervalMs),
+			CheckpointInterval:      sensibleInterval(propInt(b.Properties(), "log.flush.offset.checkpoint.interval.ms", 60000)),
 			NodeID:                  b.NodeID,
 			ClusterID:               b.ClusterID,
 		},
@@ -198,4 +200,23 @@ func asControllerError(err error) error {
 		return &controller.Error{Code: code, Message: ce.Message}
 	}
 	return &controller.Error{Code: kerr.InvalidConfig, Message: err.Error()}
+}
+
+// sensibleInterval converts a Kafka millisecond interval for a ticker:
+// Kafka spells "never" as Long.MAX_VALUE, which overflows a Duration; 0
+// leaves the log package's default.
+func sensibleInterval(ms int64) time.Duration {
+	if ms <= 0 || ms > int64(365*24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// propInt reads an integer property that broker/config accepts as a Kafka
+// key but does not type; def if unset or not a number.
+func propInt(props map[string]string, key string, def int64) int64 {
+	if v, err := strconv.ParseInt(props[key], 10, 64); err == nil {
+		return v
+	}
+	return def
 }
