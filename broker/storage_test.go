@@ -458,6 +458,64 @@ func TestDeleteRecordsAcrossSegments(t *testing.T) {
 	}
 }
 
+// TestGroupsBehindTheLogStartReset: consumer groups whose committed
+// offset fell below the log start (DeleteRecords here) get
+// OFFSET_OUT_OF_RANGE and, with auto.offset.reset=earliest, go on from
+// the new log start: kafka-python, confluent-kafka and franz-go.
+func TestGroupsBehindTheLogStartReset(t *testing.T) {
+	t.Parallel()
+	b, adm := storageBroker(t)
+	const topic = "behind"
+	createTopic(t, adm, topic, 1, nil)
+	cl := testkit.Client(t, b.Addr, kgo.DefaultProduceTopic(topic))
+	ctx := testkit.Context(t, 30*time.Second)
+	for i := 0; i < 20; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups := []string{"behind-py", "behind-ck", "behind-kgo"}
+	for _, g := range groups {
+		offs := kadm.Offsets{}
+		offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 5, LeaderEpoch: -1})
+		if resp, err := adm.CommitOffsets(ctx, g, offs); err != nil || resp.Error() != nil {
+			t.Fatalf("commit for %s: %v %v", g, err, resp.Error())
+		}
+	}
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: topic, Partition: 0, At: 12})
+	if _, err := adm.DeleteRecords(ctx, offs); err != nil {
+		t.Fatal(err)
+	}
+	check := func(client string, got []clientRecord) {
+		t.Helper()
+		var at []int64
+		for _, r := range got {
+			at = append(at, r.Offset)
+		}
+		if !slices.Equal(at, []int64{12, 13, 14, 15, 16, 17, 18, 19}) {
+			t.Errorf("%s group behind the log start read offsets %v, want 12..19", client, at)
+		}
+	}
+	var py []clientRecord
+	lastJSON(t, testkit.Python(t, time.Minute, pyKafkaPythonConsume, b.Addr, groups[0], `["behind"]`, "8"), &py)
+	check("kafka-python", py)
+	var ck struct{ Records []clientRecord }
+	lastJSON(t, testkit.Python(t, time.Minute, pyConfluentConsume, b.Addr, groups[1], `["behind"]`, "8"), &ck)
+	check("confluent-kafka", ck.Records)
+	kc := testkit.Client(t, b.Addr, kgo.ConsumerGroup(groups[2]), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var kg []clientRecord
+	for len(kg) < 8 && ctx.Err() == nil {
+		kc.PollFetches(ctx).EachRecord(func(r *kgo.Record) { kg = append(kg, clientRecord{Offset: r.Offset}) })
+	}
+	check("franz-go", kg)
+	for _, g := range groups[:2] {
+		if c := committed(t, adm, g); c[topic] != 20 {
+			t.Errorf("%s committed %d after reading, want 20", g, c[topic])
+		}
+	}
+}
+
 // compactedRecord is what a compacted log should hold for a key.
 type compactedRecord struct {
 	offset int64
