@@ -31,6 +31,9 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 	if len(b.LogDirs) == 0 {
 		return Config{}, errors.New("log.dirs is not set: name the directories to keep data in")
 	}
+	// Kafka's log.cleaner.backoff.ms=0 means "look for work again at once";
+	// the log manager reads 0 as unset (15 s), so pass the smallest interval.
+	cleanerBackoff := max(time.Duration(b.LogCleanerBackoffMs)*time.Millisecond, time.Millisecond)
 	cfg := Config{
 		NodeID:                   b.NodeID,
 		Rack:                     b.BrokerRack,
@@ -49,7 +52,7 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 			RecoveryThreadsPerDir:   int(b.NumRecoveryThreadsPerDataDir),
 			RetentionCheckInterval:  time.Duration(b.LogRetentionCheckIntervalMs) * time.Millisecond,
 			CleanerEnable:           b.LogCleanerEnable,
-			CleanerBackoff:          time.Duration(b.LogCleanerBackoffMs) * time.Millisecond,
+			CleanerBackoff:          cleanerBackoff,
 			CleanerDedupeBufferSize: b.LogCleanerDedupeBufferSize,
 			FlushCheckInterval:      sensibleInterval(b.LogFlushSchedulerIntervalMs),
 			CheckpointInterval:      sensibleInterval(propInt(b.Properties(), "log.flush.offset.checkpoint.interval.ms", 60000)),
