@@ -516,6 +516,39 @@ func TestGroupsBehindTheLogStartReset(t *testing.T) {
 	}
 }
 
+// TestCleanerBackoffZero: log.cleaner.backoff.ms=0 is valid in Kafka (the
+// cleaner looks for work again at once); it must not fall back to the
+// 15 s default.
+func TestCleanerBackoffZero(t *testing.T) {
+	t.Parallel()
+	b := testkit.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "0"})
+	adm := testkit.Admin(t, b.Addr)
+	const topic = "backoff-zero"
+	createTopic(t, adm, topic, 1, topicConfigs("cleanup.policy=compact", "segment.ms=100", "min.cleanable.dirty.ratio=0.01"))
+	cl := testkit.Client(t, b.Addr, kgo.DefaultProduceTopic(topic))
+	ctx := testkit.Context(t, 20*time.Second)
+	produce := func(k, v string) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce("k", "old")
+	produce("k", "new")
+	start := time.Now()
+	// Appends after segment.ms roll the segment holding both; the
+	// cleaner then keeps only "new" of it.
+	testkit.CheckFor(t, 10*time.Second, 150*time.Millisecond, func() error {
+		produce("roller", "r")
+		if first := consumeN(t, b.Addr, topic, 1)[0]; string(first.Value) != "new" || first.Offset != 1 {
+			return fmt.Errorf("first record %q at %d, want \"new\" at 1", first.Value, first.Offset)
+		}
+		return nil
+	})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("compacted after %v with log.cleaner.backoff.ms=0", took)
+	}
+}
+
 // compactedRecord is what a compacted log should hold for a key.
 type compactedRecord struct {
 	offset int64
