@@ -40,6 +40,15 @@ import (
 	"github.com/fjordhq/fjord/internal/testkit"
 )
 
+// realTime skips, under -short (the inner loop), the tests that drive
+// real client processes or wait for real time; make test runs them.
+func realTime(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives real clients in real time: run without -short (make test)")
+	}
+}
+
 // codecIDs are the record-batch attribute values of each codec.
 var codecIDs = map[string]uint8{"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
@@ -372,6 +381,7 @@ print(json.dumps(out))
 
 func TestKafkaPythonClient(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b := testkit.StartBroker(t, nil)
 	adm := testkit.Admin(t, b.Addr)
 	const data, big = "py-data", "py-big"
@@ -552,6 +562,7 @@ print(json.dumps(out))
 
 func TestConfluentKafkaClient(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b := testkit.StartBroker(t, nil)
 	adm := testkit.Admin(t, b.Addr)
 	const data, big = "ck-data", "ck-big"
@@ -662,6 +673,7 @@ func kcatProduce(t *testing.T, addr, topic, codec string, recs []clientRecord) {
 
 func TestKcatClient(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b := testkit.StartBroker(t, nil)
 	adm := testkit.Admin(t, b.Addr)
 	const data, big = "kcat-data", "kcat-big"
@@ -767,6 +779,7 @@ func TestKcatClient(t *testing.T) {
 // in a consumer group (-G) that commits.
 func TestCrossClientInterop(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b := testkit.StartBroker(t, nil)
 	adm := testkit.Admin(t, b.Addr)
 	const gz, mixed = "interop-gzip", "interop-mixed"
@@ -990,6 +1003,7 @@ c.close()
 // tests cover franz-go members, static membership and each client alone.)
 func TestMixedClientGroupRebalance(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	// Fails at once, with the hint to run `make deps`, if a module is missing.
 	testkit.Python(t, 30*time.Second, "import kafka, confluent_kafka")
 	// Kafka's group.min.session.timeout.ms (6 s) is lowered so a crashed

@@ -242,6 +242,7 @@ func TestSegmentsRollBySize(t *testing.T) {
 
 func TestSegmentsRollByTime(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b, adm := storageBroker(t)
 	const topic = "roll-time"
 	createTopic(t, adm, topic, 1, topicConfigs("segment.ms=1000"))
@@ -328,6 +329,7 @@ func TestRetentionByTimeKeepsTheActiveSegment(t *testing.T) {
 // from there.
 func TestRetentionByTimeExpiresEverything(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b, adm := storageBroker(t)
 	const topic = "retention-all"
 	createTopic(t, adm, topic, 1, topicConfigs("retention.ms=1500", "file.delete.delay.ms=100"))
@@ -464,6 +466,7 @@ func TestDeleteRecordsAcrossSegments(t *testing.T) {
 // the new log start: kafka-python, confluent-kafka and franz-go.
 func TestGroupsBehindTheLogStartReset(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b, adm := storageBroker(t)
 	const topic = "behind"
 	createTopic(t, adm, topic, 1, nil)
@@ -521,6 +524,7 @@ func TestGroupsBehindTheLogStartReset(t *testing.T) {
 // 15 s default.
 func TestCleanerBackoffZero(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	b := testkit.StartBroker(t, map[string]string{"log.cleaner.backoff.ms": "0"})
 	adm := testkit.Admin(t, b.Addr)
 	const topic = "backoff-zero"
@@ -601,6 +605,7 @@ func compactionMatches(recs []*kgo.Record, want map[string]compactedRecord, code
 // codec.
 func TestCompaction(t *testing.T) {
 	t.Parallel()
+	realTime(t)
 	for _, tc := range []struct {
 		name  string
 		codec kgo.CompressionCodec
