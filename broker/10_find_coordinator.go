@@ -3,9 +3,12 @@ package broker
 // FindCoordinator, v0-v6 (v4+ batches keys). Group keys map to the leader
 // of __consumer_offsets partition abs(hashCode(group)) % 50, as in Kafka;
 // the topic is created on first use, as Kafka does, with
-// offsets.topic.num.partitions partitions, compacted. Transaction keys
-// answer COORDINATOR_NOT_AVAILABLE with a message: Fjord has no
+// offsets.topic.num.partitions partitions, compacted. Fjord has no
 // transaction coordinator yet. Share-group keys are INVALID_REQUEST.
+//
+// Transaction keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED with a
+// message saying why: a non-retriable answer, so transactional producers
+// fail at once instead of retrying until they time out.
 
 import (
 	"context"
@@ -20,6 +23,8 @@ import (
 )
 
 const offsetsTopic = "__consumer_offsets"
+
+const noTransactions = "Fjord does not support transactions yet: use an idempotent producer without a transactional.id"
 
 func (s *Server) handleFindCoordinator(ctx context.Context, r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
@@ -56,7 +61,9 @@ func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) 
 	switch keyType {
 	case 0: // group
 	case 1:
-		return kerr.CoordinatorNotAvailable.Code, ptr("Fjord does not support transactions yet"), nodeAddr{}
+		// Not retriable on purpose: clients fail at once with the message
+		// instead of retrying until their transaction timeout.
+		return kerr.TransactionalIDAuthorizationFailed.Code, ptr(noTransactions), nodeAddr{}
 	default:
 		return kerr.InvalidRequest.Code, ptrf("Unsupported coordinator key type %d", keyType), nodeAddr{}
 	}

@@ -42,7 +42,7 @@ func (s *Server) handleInitProducerID(ctx context.Context, r *kmsg.InitProducerI
 	resp := r.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if r.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp
 	}
 	id, err := s.nextProducerID(ctx)

@@ -446,3 +446,23 @@ func TestTopicLevelRules(t *testing.T) {
 		t.Fatalf("keyless record to compacted topic: %v, want INVALID_RECORD", err)
 	}
 }
+
+// Transactions are not supported yet: a transactional producer must fail
+// at once with a clear error, not retry until it times out.
+func TestTransactionalProducerFailsFast(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	createTopic(t, testkit.Admin(t, b.Addr), "txn", 1, nil)
+	cl := testkit.Client(t, b.Addr, kgo.TransactionalID("tx-1"), kgo.DefaultProduceTopic("txn"))
+	ctx := testkit.Context(t, 30*time.Second)
+	start := time.Now()
+	err := cl.BeginTransaction()
+	if err == nil {
+		err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr()
+	}
+	if !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+		t.Fatalf("transactional produce: %v, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v to fail", d)
+	}
+}
