@@ -38,9 +38,12 @@ type Config struct {
 	DeleteTopicEnable        bool
 	MaxRequestSize           int32
 	IdleTimeout              time.Duration
-	ProducerIDExpirationMs   int64
-	OffsetsTopicPartitions   int32
-	OffsetsTopicSegmentBytes int64
+	// SocketSendBuffer and SocketReceiveBuffer are socket.send.buffer.bytes
+	// and socket.receive.buffer.bytes (-1: the OS default).
+	SocketSendBuffer, SocketReceiveBuffer int
+	ProducerIDExpirationMs                int64
+	OffsetsTopicPartitions                int32
+	OffsetsTopicSegmentBytes              int64
 
 	LogManager log.ManagerConfig
 	Group      group.Config

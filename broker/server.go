@@ -141,6 +141,8 @@ func New(cfg Config) (*Server, error) {
 		Versions:       apiVersions,
 		MaxRequestSize: cfg.MaxRequestSize,
 		IdleTimeout:    cfg.IdleTimeout,
+		SendBuffer:     cfg.SocketSendBuffer,
+		ReceiveBuffer:  cfg.SocketReceiveBuffer,
 		Logger:         s.log.With("component", "protocol"),
 		Observer:       s.metrics.observeRequest,
 		OnConnection:   s.metrics.connection,

@@ -52,3 +52,4 @@ func sendFile(c net.Conn, f *os.File, pos int64, size int) error {
 	})
 	return errors.Join(cerr, ferr)
 }
+

@@ -13,3 +13,4 @@ const sendfileSupported = false
 func sendFile(c net.Conn, f *os.File, pos int64, size int) error {
 	return errors.New("sendfile not supported on this platform")
 }
+

@@ -90,6 +90,10 @@ type Config struct {
 	Logger    *slog.Logger
 	// Observer, if set, is told about every handled request (metrics).
 	Observer func(req *Request, elapsed time.Duration)
+	// SendBuffer and ReceiveBuffer set SO_SNDBUF/SO_RCVBUF on accepted
+	// connections (socket.send.buffer.bytes, socket.receive.buffer.bytes);
+	// 0 or -1 leaves the OS default.
+	SendBuffer, ReceiveBuffer int
 	// OnConnection, if set, is called when a connection opens (+1) or closes (-1).
 	OnConnection func(delta int)
 }
@@ -154,6 +158,12 @@ func (s *Server) Serve(l net.Listener) error {
 		backoff = 0
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
+			if n := s.cfg.SendBuffer; n > 0 {
+				tc.SetWriteBuffer(n)
+			}
+			if n := s.cfg.ReceiveBuffer; n > 0 {
+				tc.SetReadBuffer(n)
+			}
 		}
 		c := s.newConn(nc)
 		s.mu.Lock()
