@@ -52,4 +52,3 @@ func sendFile(c net.Conn, f *os.File, pos int64, size int) error {
 	})
 	return errors.Join(cerr, ferr)
 }
-

@@ -13,4 +13,3 @@ const sendfileSupported = false
 func sendFile(c net.Conn, f *os.File, pos int64, size int) error {
 	return errors.New("sendfile not supported on this platform")
 }
-
