@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -464,5 +465,42 @@ func TestTransactionalProducerFailsFast(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %v to fail", d)
+	}
+}
+
+// Several log.dirs: new partitions go to the dir with the fewest
+// partitions, as Kafka places them, and all are found after a restart.
+func TestSeveralLogDirs(t *testing.T) {
+	d1, d2 := t.TempDir(), t.TempDir()
+	b := testkit.StartBroker(t, map[string]string{"log.dirs": d1 + "," + d2})
+	adm := testkit.Admin(t, b.Addr)
+	createTopic(t, adm, "spread", 6, nil)
+	count := func(dir string) int {
+		m, _ := filepath.Glob(filepath.Join(dir, "spread-*"))
+		return len(m)
+	}
+	if c1, c2 := count(d1), count(d2); c1 != 3 || c2 != 3 {
+		t.Fatalf("partitions per dir: %d and %d, want 3 and 3", c1, c2)
+	}
+	cl := testkit.Client(t, b.Addr, kgo.DefaultProduceTopic("spread"))
+	ctx := testkit.Context(t, 20*time.Second)
+	for i := 0; i < 60; i++ {
+		cl.Produce(ctx, &kgo.Record{Value: []byte(fmt.Sprint(i))}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.Restart()
+	if got := consumeN(t, b.Addr, "spread", 60); len(got) != 60 {
+		t.Fatalf("after restart read %d of 60", len(got))
+	}
+	dirs, err := testkit.Admin(t, b.Addr).DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	dirs.Each(func(d kadm.DescribedLogDir) { n++ })
+	if n != 2 {
+		t.Fatalf("DescribeLogDirs lists %d dirs, want 2", n)
 	}
 }
