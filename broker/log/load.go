@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fjordhq/fjord/broker/batch"
 )
@@ -107,11 +108,23 @@ func (l *Log) load(cfg *Config, p loadParams) error {
 	}
 	recovered := map[*segment]recoverResult{}
 	prev := int64(-1) // next offset after the last recovered segment
+	recoverStart := time.Now()
+	var scanned, scannedSegs int64
+	defer func() {
+		if scannedSegs > 0 {
+			l.logger.Info("recovered partition", "partition", l.tp.String(), "segments", scannedSegs,
+				"bytes", scanned, "took", time.Since(recoverStart).Round(time.Microsecond))
+		}
+	}()
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
 		if i < from && !needRecover[s] {
 			continue
 		}
+		if st, err := s.f.Stat(); err == nil {
+			scanned += st.Size()
+		}
+		scannedSegs++
 		res, err := s.recover(interval, max(prev, s.base), onBatch)
 		if err != nil {
 			return fmt.Errorf("recover segment %d: %w", s.base, err)

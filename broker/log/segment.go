@@ -544,8 +544,19 @@ func (r *batchReader) fill(pos int64, n int) error {
 	if r.start >= 0 && pos >= r.start && pos+int64(n) <= r.start+int64(r.n) {
 		return nil
 	}
-	want := min(int64(len(r.buf)), r.limit-pos)
-	m, err := r.f.ReadAt(r.buf[:want], pos)
+	want := int(min(int64(len(r.buf)), r.limit-pos))
+	// Keep the part of the window already read from pos on, so recovery
+	// reads each byte of the segment once.
+	keep := 0
+	if r.start >= 0 && pos >= r.start && pos < r.start+int64(r.n) {
+		keep = copy(r.buf, r.buf[pos-r.start:r.n])
+	}
+	m, err := keep, error(nil)
+	if keep < want {
+		var k int
+		k, err = r.f.ReadAt(r.buf[keep:want], pos+int64(keep))
+		m += k
+	}
 	if m < n {
 		r.start = -1
 		return fmt.Errorf("read batch at %d: %w", pos, errOr(err, io.ErrUnexpectedEOF))
