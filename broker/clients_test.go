@@ -263,121 +263,8 @@ func checkLimits(t *testing.T, addr, topic, client string, res limitsResult, wan
 	}
 }
 
-const pyKafkaPythonAdmin = `
-import sys, json
-from kafka import KafkaAdminClient
-from kafka.admin import NewTopic, ConfigResource, ConfigResourceType
-from kafka import codec
-import kafka.errors as Errors
-
-addr, topics = sys.argv[1], json.loads(sys.argv[2])
-a = KafkaAdminClient(bootstrap_servers=addr, client_id="py-admin")
-out = {"api_version": list(a.config["api_version"])}
-a.create_topics([NewTopic(n, p, 1, topic_configs={"retention.ms": "3600000"}) for n, p in topics.items()])
-try:
-    a.create_topics([NewTopic(next(iter(topics)), 1, 1)])
-    out["duplicate"] = "accepted"
-except Errors.TopicAlreadyExistsError as e:
-    out["duplicate"] = type(e).__name__
-a.create_topics([NewTopic("py-scratch", 2, 1)])
-out["listed"] = sorted(a.list_topics())
-out["retention"] = {}
-for resp in a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, n) for n in topics]):
-    for res in resp.resources:
-        for e in res[4]:
-            if e[0] == "retention.ms":
-                out["retention"][res[3]] = [e[1], str(e[3])]
-a.delete_topics(["py-scratch"])
-out["after_delete"] = sorted(a.list_topics())
-# Debian's kafka-python has gzip from the standard library; the others
-# need modules Debian may not ship.
-out["codecs"] = ["none", "gzip"] + [c for c, have in (("snappy", codec.has_snappy), ("lz4", codec.has_lz4), ("zstd", codec.has_zstd)) if have()]
-a.close()
-print(json.dumps(out))
-`
-
-const pyKafkaPythonProduce = `
-import sys, json
-from kafka import KafkaProducer
-
-addr, recs = sys.argv[1], json.loads(sys.argv[2])
-placed = [None] * len(recs)
-codecs = []
-for r in recs:
-    if r["codec"] not in codecs:
-        codecs.append(r["codec"])
-for c in codecs:
-    p = KafkaProducer(bootstrap_servers=addr, client_id="py-producer", linger_ms=20,
-                      compression_type=None if c == "none" else c)
-    futs = []
-    for i, r in enumerate(recs):
-        if r["codec"] != c:
-            continue
-        v = None if r["value"] is None else r["value"].encode()
-        futs.append((i, p.send(r["topic"], key=r["key"].encode(), value=v,
-                               headers=[(k, v.encode()) for k, v in r["headers"]])))
-    p.flush(30)
-    for i, f in futs:
-        md = f.get(30)
-        placed[i] = [md.partition, md.offset]
-    p.close()
-print(json.dumps({"placed": placed}))
-`
-
 // pyKafkaPythonConsume reads n records from topics in a group (or, with
 // an empty group, by assigning every partition), commits, and prints them.
-const pyKafkaPythonConsume = `
-import sys, json
-from kafka import KafkaConsumer, TopicPartition
-
-addr, group, topics, n = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
-c = KafkaConsumer(bootstrap_servers=addr, group_id=group or None, client_id="py-reader",
-                  auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=20000)
-if group:
-    c.subscribe(topics)
-else:
-    c.assign([TopicPartition(t, p) for t in topics for p in c.partitions_for_topic(t)])
-got = []
-for m in c:
-    got.append({"topic": m.topic, "partition": m.partition, "offset": m.offset, "key": m.key.decode(),
-                "value": None if m.value is None else m.value.decode(),
-                "headers": [[k, v.decode()] for k, v in m.headers]})
-    if len(got) >= n:
-        break
-if group:
-    c.commit()
-c.close()
-print(json.dumps(got))
-`
-
-const pyKafkaPythonLimits = `
-import sys, json, os
-from kafka import KafkaProducer, KafkaConsumer, TopicPartition
-import kafka.errors as Errors
-
-addr, topic = sys.argv[1], sys.argv[2]
-# max_request_size above the broker's limit, so that the broker (not
-# kafka-python's own size check) judges the oversized record.
-p = KafkaProducer(bootstrap_servers=addr, max_request_size=4 << 20)
-out = {"big_offset": p.send(topic, value=b"x" * (900 << 10)).get(30).offset}
-try:
-    p.send(topic, value=os.urandom(1100 << 10)).get(30)
-    out["too_large"] = "accepted"
-except Errors.KafkaError as e:
-    out["too_large"] = "%s errno=%s retriable=%s %s" % (type(e).__name__, e.errno, e.retriable, e)
-out["after_offset"] = p.send(topic, value=b"after").get(30).offset
-p.close()
-c = KafkaConsumer(bootstrap_servers=addr, auto_offset_reset="earliest", consumer_timeout_ms=20000)
-c.assign([TopicPartition(topic, 0)])
-out["read_lens"], out["read_offsets"] = [], []
-for m in c:
-    out["read_lens"].append(len(m.value))
-    out["read_offsets"].append(m.offset)
-    if len(out["read_lens"]) == 2:
-        break
-c.close()
-print(json.dumps(out))
-`
 
 func TestKafkaPythonClient(t *testing.T) {
 	t.Parallel()
@@ -435,130 +322,6 @@ func TestKafkaPythonClient(t *testing.T) {
 		t.Errorf("kafka-python refused the record itself, not the broker: %s", lim.TooLarge)
 	}
 }
-
-const pyConfluentAdmin = `
-import sys, json
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic, ConfigResource
-
-addr, topics = sys.argv[1], json.loads(sys.argv[2])
-a = AdminClient({"bootstrap.servers": addr, "client.id": "ck-admin"})
-out = {}
-for t, f in a.create_topics([NewTopic(n, p, 1, config={"retention.ms": "3600000"}) for n, p in topics.items()]).items():
-    f.result()
-for t, f in a.create_topics([NewTopic(next(iter(topics)), 1, 1)]).items():
-    try:
-        f.result()
-        out["duplicate"] = "accepted"
-    except KafkaException as e:
-        out["duplicate"] = e.args[0].name()
-a.create_topics([NewTopic("ck-scratch", 2, 1)])["ck-scratch"].result()
-md = a.list_topics(timeout=10)
-out["listed"] = {n: len(t.partitions) for n, t in md.topics.items()}
-out["brokers"] = ["%d@%s:%d" % (b.id, b.host, b.port) for b in md.brokers.values()]
-out["retention"] = {}
-for res, f in a.describe_configs([ConfigResource("topic", n) for n in topics]).items():
-    e = f.result()["retention.ms"]
-    out["retention"][res.name] = [e.value, str(int(e.source))]
-a.delete_topics(["ck-scratch"])["ck-scratch"].result()
-out["after_delete"] = sorted(a.list_topics(timeout=10).topics)
-print(json.dumps(out))
-`
-
-const pyConfluentProduce = `
-import sys, json
-from confluent_kafka import Producer
-
-addr, recs = sys.argv[1], json.loads(sys.argv[2])
-placed = [None] * len(recs)
-errors = []
-def report(i):
-    def cb(err, msg):
-        if err:
-            errors.append("%s: %s" % (recs[i]["key"], err))
-        else:
-            placed[i] = [msg.partition(), msg.offset()]
-    return cb
-codecs = []
-for r in recs:
-    if r["codec"] not in codecs:
-        codecs.append(r["codec"])
-for c in codecs:
-    p = Producer({"bootstrap.servers": addr, "client.id": "ck-producer", "compression.type": c, "linger.ms": 20})
-    for i, r in enumerate(recs):
-        if r["codec"] == c:
-            v = None if r["value"] is None else r["value"].encode()
-            p.produce(r["topic"], key=r["key"].encode(), value=v, headers=[(k, v.encode()) for k, v in r["headers"]],
-                      on_delivery=report(i))
-    if p.flush(30) != 0:
-        errors.append("flush left messages undelivered")
-if errors:
-    sys.exit("delivery failed: %s" % errors)
-print(json.dumps({"placed": placed}))
-`
-
-const pyConfluentConsume = `
-import sys, json, time
-from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient
-
-addr, group, topics, n = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4])
-c = Consumer({"bootstrap.servers": addr, "group.id": group, "client.id": "ck-reader",
-              "auto.offset.reset": "earliest", "enable.auto.commit": False})
-c.subscribe(topics)
-got = []
-deadline = time.time() + 30
-while len(got) < n and time.time() < deadline:
-    m = c.poll(0.2)
-    if m is None:
-        continue
-    if m.error():
-        sys.exit("consume error: %s" % m.error())
-    got.append({"topic": m.topic(), "partition": m.partition(), "offset": m.offset(), "key": m.key().decode(),
-                "value": None if m.value() is None else m.value().decode(),
-                "headers": [[k, v.decode()] for k, v in (m.headers() or [])]})
-c.commit(asynchronous=False)
-a = AdminClient({"bootstrap.servers": addr})
-g = a.list_groups(group, timeout=10)[0]
-groups = {"state": g.state, "protocol_type": g.protocol_type, "members": [m.client_id for m in g.members]}
-c.close()
-print(json.dumps({"records": got, "group": groups}))
-`
-
-const pyConfluentLimits = `
-import sys, json, os, time
-from confluent_kafka import Producer, Consumer, TopicPartition
-
-addr, topic = sys.argv[1], sys.argv[2]
-# message.max.bytes above the broker's limit, so that the broker (not
-# librdkafka's own size check, which fails produce() itself) judges it.
-p = Producer({"bootstrap.servers": addr, "message.max.bytes": 4000000, "compression.type": "none"})
-out = {}
-def send(value, key):
-    res = []
-    p.produce(topic, value=value, on_delivery=lambda err, msg: res.append((err, msg)))
-    p.flush(30)
-    err, msg = res[0]
-    if err:
-        out[key] = "%s code=%d %s" % (err.name(), err.code(), err.str())
-    else:
-        out[key] = msg.offset()
-send(b"x" * (900 << 10), "big_offset")
-send(os.urandom(1100 << 10), "too_large")
-send(b"after", "after_offset")
-c = Consumer({"bootstrap.servers": addr, "group.id": "ck-limits", "enable.auto.commit": False})
-c.assign([TopicPartition(topic, 0, 0)])
-out["read_lens"], out["read_offsets"] = [], []
-deadline = time.time() + 20
-while len(out["read_lens"]) < 2 and time.time() < deadline:
-    m = c.poll(0.2)
-    if m is None or m.error():
-        continue
-    out["read_lens"].append(len(m.value()))
-    out["read_offsets"].append(m.offset())
-c.close()
-print(json.dumps(out))
-`
 
 func TestConfluentKafkaClient(t *testing.T) {
 	t.Parallel()
@@ -943,21 +706,11 @@ func (p *pyProcess) crash() {
 	<-p.done
 }
 
-// pyGroupMemberPrelude is shared by the group member scripts: a thread
-// that notices stdin closing, and event output.
-const pyGroupMemberPrelude = `
-import sys, json, threading
-stop = threading.Event()
-def watch_stdin():
-    sys.stdin.read()
-    stop.set()
-threading.Thread(target=watch_stdin, daemon=True).start()
-def emit(**ev):
-    print(json.dumps(ev), flush=True)
-addr, group, topic, name, session_ms = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
-`
+// pyGroupMemberPrelude (testdata/clients/group_member_prelude.py) is
+// shared by the group member scripts: a thread that notices stdin closing,
+// and event output.
 
-const pyKafkaPythonMember = pyGroupMemberPrelude + `
+var pyKafkaPythonMember = pyGroupMemberPrelude + `
 from kafka import KafkaConsumer
 c = KafkaConsumer(topic, bootstrap_servers=addr, group_id=group, client_id=name, auto_offset_reset="earliest",
                   session_timeout_ms=session_ms, heartbeat_interval_ms=300, enable_auto_commit=False)
@@ -976,7 +729,7 @@ while not stop.is_set():
 c.close()
 `
 
-const pyConfluentMember = pyGroupMemberPrelude + `
+var pyConfluentMember = pyGroupMemberPrelude + `
 from confluent_kafka import Consumer
 def on_assign(consumer, partitions):
     emit(member=name, assigned=sorted(p.partition for p in partitions))
@@ -1155,4 +908,26 @@ func TestMixedClientGroupRebalance(t *testing.T) {
 	mu.Lock()
 	t.Logf("records consumed per member: %v", byMember)
 	mu.Unlock()
+}
+
+// The Python client scripts live in testdata/clients so that they can be
+// read (and run by hand) as Python.
+var (
+	pyKafkaPythonAdmin   = clientScript("kafka_python_admin.py")
+	pyKafkaPythonProduce = clientScript("kafka_python_produce.py")
+	pyKafkaPythonConsume = clientScript("kafka_python_consume.py")
+	pyKafkaPythonLimits  = clientScript("kafka_python_limits.py")
+	pyConfluentAdmin     = clientScript("confluent_admin.py")
+	pyConfluentProduce   = clientScript("confluent_produce.py")
+	pyConfluentConsume   = clientScript("confluent_consume.py")
+	pyConfluentLimits    = clientScript("confluent_limits.py")
+	pyGroupMemberPrelude = clientScript("group_member_prelude.py")
+)
+
+func clientScript(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", "clients", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
