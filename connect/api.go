@@ -1,0 +1,195 @@
+package connect
+
+import (
+	"context"
+	"time"
+)
+
+// Connector configures a source or sink and splits its work into task
+// configs (Kafka's Connector). The runtime calls Start once, TaskConfigs
+// whenever it (re)plans tasks, and Stop at the end.
+type Connector interface {
+	// Config describes the connector's own keys (the runtime adds the
+	// common ones: name, connector.class, tasks.max, converters, ...).
+	Config() *ConfigDef
+	Start(ctx context.Context, props map[string]string) error
+	TaskConfigs(maxTasks int) ([]map[string]string, error)
+	Stop() error
+}
+
+// SourceConnector is a connector whose tasks read from a system into Kafka.
+type SourceConnector interface {
+	Connector
+	NewTask() SourceTask
+}
+
+// SinkConnector is a connector whose tasks write Kafka records to a system.
+type SinkConnector interface {
+	Connector
+	NewTask() SinkTask
+}
+
+// ConnectorContext lets a connector talk back to the runtime.
+type ConnectorContext interface {
+	// RequestTaskReconfiguration asks the runtime to call TaskConfigs
+	// again (the source's shape changed: new tables, new files).
+	RequestTaskReconfiguration()
+	// RaiseError fails the connector with err.
+	RaiseError(err error)
+	// Offsets reads committed source offsets (source connectors only;
+	// nil for sinks).
+	Offsets() OffsetReader
+}
+
+// ContextualConnector is implemented by connectors that want their
+// context; Initialize is called before Start.
+type ContextualConnector interface {
+	Initialize(ctx ConnectorContext)
+}
+
+// ConfigValidator is implemented by connectors that validate across keys
+// (Kafka's Connector.validate): it returns one ConfigValue per key with
+// any errors found, merged into the ConfigDef's own validation.
+type ConfigValidator interface {
+	Validate(props map[string]string) []ConfigValue
+}
+
+// Versioned plugins report a version (the REST API lists it).
+type Versioned interface {
+	Version() string
+}
+
+// SourceTask reads records from a source system.
+type SourceTask interface {
+	Start(ctx context.Context, props map[string]string) error
+	// Poll returns the next records, blocking until some are available or
+	// ctx is done (then nil, nil). It may return an empty batch.
+	Poll(ctx context.Context) ([]*SourceRecord, error)
+	// Commit is called after offsets up to the last acknowledged record
+	// were written to the offset store.
+	Commit(ctx context.Context) error
+	Stop() error
+}
+
+// RecordMetadata is where a source record landed in Kafka.
+type RecordMetadata struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Timestamp time.Time
+}
+
+// RecordCommitter is implemented by source tasks that want to know each
+// record was acknowledged by Kafka (Kafka's SourceTask.commitRecord);
+// md is nil when a transform dropped the record.
+type RecordCommitter interface {
+	CommitRecord(r *SourceRecord, md *RecordMetadata) error
+}
+
+// OffsetReader reads the last committed source offsets.
+type OffsetReader interface {
+	Offset(partition map[string]any) (map[string]any, error)
+	Offsets(partitions []map[string]any) (map[string]map[string]any, error) // keyed by canonical JSON of the partition
+}
+
+// SourceTaskContext is a source task's view of the runtime.
+type SourceTaskContext interface {
+	Offsets() OffsetReader
+	Config() map[string]string
+}
+
+// ContextualSourceTask is implemented by source tasks that want their
+// context; Initialize is called before Start.
+type ContextualSourceTask interface {
+	Initialize(ctx SourceTaskContext)
+}
+
+// SinkTask writes records to a destination system.
+type SinkTask interface {
+	Start(ctx context.Context, props map[string]string) error
+	// Open is called when partitions are assigned to the task.
+	Open(partitions []TopicPartition) error
+	// Put delivers records; it may buffer them until PreCommit.
+	Put(ctx context.Context, records []*SinkRecord) error
+	// PreCommit flushes and returns the offsets (next offset to read, per
+	// partition) that are durable in the destination and may be
+	// committed; returning offsets unchanged means "everything put is
+	// durable". Only these are committed.
+	PreCommit(ctx context.Context, offsets map[TopicPartition]int64) (map[TopicPartition]int64, error)
+	// Close is called when partitions are revoked; buffered data for them
+	// should be written or dropped.
+	Close(partitions []TopicPartition) error
+	Stop() error
+}
+
+// SinkTaskContext is a sink task's view of the runtime (Kafka's
+// SinkTaskContext).
+type SinkTaskContext interface {
+	// ResetOffsets makes the consumer rewind or skip to the given next
+	// offsets (for sinks that keep their own offsets).
+	ResetOffsets(offsets map[TopicPartition]int64)
+	// Timeout asks to retry the current batch after d (on RetriableError).
+	Timeout(d time.Duration)
+	Assignment() []TopicPartition
+	Pause(partitions ...TopicPartition)
+	Resume(partitions ...TopicPartition)
+	// RequestCommit asks for an offset commit soon.
+	RequestCommit()
+	// ErrantRecordReporter reports a record that failed in the task, to
+	// the dead letter queue when one is configured (nil when errors are
+	// not tolerated).
+	ErrantRecordReporter() ErrantRecordReporter
+	Config() map[string]string
+}
+
+// ContextualSinkTask is implemented by sink tasks that want their
+// context; Initialize is called before Start.
+type ContextualSinkTask interface {
+	Initialize(ctx SinkTaskContext)
+}
+
+// ErrantRecordReporter reports a bad record and returns when it is
+// recorded (written to the DLQ).
+type ErrantRecordReporter interface {
+	Report(ctx context.Context, r *SinkRecord, err error) error
+}
+
+// RetriableError marks an error the runtime should retry (Kafka's
+// RetriableException).
+type RetriableError struct{ Err error }
+
+func (e *RetriableError) Error() string { return e.Err.Error() }
+func (e *RetriableError) Unwrap() error { return e.Err }
+
+// Converter turns Connect data into bytes for Kafka and back. Configure is
+// called once with the converter's settings (the `key.converter.` or
+// `value.converter.` prefixed keys, prefix removed).
+type Converter interface {
+	Configure(props map[string]string, isKey bool) error
+	FromConnectData(topic string, headers *Headers, s *Schema, v any) ([]byte, error)
+	ToConnectData(topic string, headers *Headers, b []byte) (*Schema, any, error)
+}
+
+// HeaderConverter turns one header's Connect value into bytes and back.
+type HeaderConverter interface {
+	Configure(props map[string]string) error
+	FromConnectHeader(topic, key string, s *Schema, v any) ([]byte, error)
+	ToConnectHeader(topic, key string, b []byte) (*Schema, any, error)
+}
+
+// Transformation changes or drops records (Kafka's SMTs). Apply may
+// modify r and return it, return a new record, or return nil to drop it.
+type Transformation interface {
+	Config() *ConfigDef
+	Configure(props map[string]string) error
+	Apply(r *Record) (*Record, error)
+	Close() error
+}
+
+// Predicate decides whether a transformation applies to a record.
+type Predicate interface {
+	Config() *ConfigDef
+	Configure(props map[string]string) error
+	Test(r *Record) bool
+	Close() error
+}
