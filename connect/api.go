@@ -193,3 +193,55 @@ type Predicate interface {
 	Test(r *Record) bool
 	Close() error
 }
+
+// ExactlyOnceSupport is a source connector's answer to whether it can
+// deliver exactly once with a given config (Kafka's ExactlyOnceSupport,
+// KIP-618).
+type ExactlyOnceSupport int8
+
+const (
+	// ExactlyOnceUnknown: the connector does not say (Kafka's null).
+	ExactlyOnceUnknown ExactlyOnceSupport = iota
+	ExactlyOnceSupported
+	ExactlyOnceUnsupported
+)
+
+func (e ExactlyOnceSupport) String() string {
+	switch e {
+	case ExactlyOnceSupported:
+		return "SUPPORTED"
+	case ExactlyOnceUnsupported:
+		return "UNSUPPORTED"
+	}
+	return "UNKNOWN"
+}
+
+// ExactlyOnceSourceConnector is implemented by source connectors that
+// report exactly-once support for a config (Kafka's
+// SourceConnector.exactlyOnceSupport); connectors that do not implement it
+// answer ExactlyOnceUnknown.
+type ExactlyOnceSourceConnector interface {
+	ExactlyOnceSupport(props map[string]string) ExactlyOnceSupport
+}
+
+// SourcePartitionOffset is one source partition's offset in a KIP-875
+// alter request; a nil Offset resets the partition (a tombstone).
+type SourcePartitionOffset struct {
+	Partition map[string]any
+	Offset    map[string]any
+}
+
+// SourceOffsetsAlterer is implemented by source connectors that check
+// offsets altered over REST before the runtime writes them (Kafka's
+// SourceConnector.alterOffsets). An error refuses the whole request;
+// handled reports that the connector vouches for the new offsets (Kafka's
+// true), which selects the REST answer's message.
+type SourceOffsetsAlterer interface {
+	AlterOffsets(connectorConfig map[string]string, offsets []SourcePartitionOffset) (handled bool, err error)
+}
+
+// SinkOffsetsAlterer is the sink twin of SourceOffsetsAlterer (Kafka's
+// SinkConnector.alterOffsets); a nil offset resets the partition.
+type SinkOffsetsAlterer interface {
+	AlterOffsets(connectorConfig map[string]string, offsets map[TopicPartition]*int64) (handled bool, err error)
+}
