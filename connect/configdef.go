@@ -84,6 +84,14 @@ var NoDefault any = noDefault{}
 // after "Invalid value V for configuration K: ".
 type Validator func(name string, value any) error
 
+// VerbatimError is returned by a Validator whose message is the whole
+// message users see, without the "Invalid value V for configuration K: "
+// prefix: Kafka validators that throw ConfigException(message) (such as
+// ValidList's "Configuration 'fields' values must not be duplicated.").
+type VerbatimError struct{ Msg string }
+
+func (e *VerbatimError) Error() string { return e.Msg }
+
 // ConfigKey defines one config.
 type ConfigKey struct {
 	Name string
@@ -243,6 +251,10 @@ func (d *ConfigDef) parseKey(k *ConfigKey, props map[string]string) (any, error)
 	}
 	if k.Validator != nil && (set || v != nil) {
 		if err := k.Validator(k.Name, v); err != nil {
+			var verbatim *VerbatimError
+			if errors.As(err, &verbatim) {
+				return nil, verbatim
+			}
 			return nil, fmt.Errorf("Invalid value %s for configuration %s: %s", displayValue(v), k.Name, err.Error())
 		}
 	}
