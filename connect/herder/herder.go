@@ -117,6 +117,9 @@ type ConnectorState struct {
 	State    State  `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	// Version is the running plugin's version (Kafka 4.x, KIP-891);
+	// absent when nothing runs.
+	Version string `json:"version,omitempty"`
 }
 
 // TaskState is a task's status.
@@ -125,6 +128,7 @@ type TaskState struct {
 	State    State  `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	Version  string `json:"version,omitempty"` // as ConnectorState.Version
 }
 
 // TaskInfo is an element of GET /connectors/{name}/tasks.
@@ -170,10 +174,10 @@ type ConfigKeyInfo struct {
 	Importance    string   `json:"importance"`
 	Documentation string   `json:"documentation"`
 	Group         string   `json:"group"`
+	Order         int      `json:"order_in_group"`
 	Width         string   `json:"width"`
 	DisplayName   string   `json:"display_name"`
 	Dependents    []string `json:"dependents"`
-	Order         int      `json:"order"`
 }
 
 // ConfigValueInfo is a key's validated value.
