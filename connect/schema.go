@@ -95,6 +95,36 @@ type Schema struct {
 	ValueSchema *Schema
 
 	fieldIndex map[string]int
+	// paramOrder is the order in which SchemaBuilder.Parameter added the
+	// parameters: Kafka keeps them in a LinkedHashMap, and converters
+	// that write them (JsonConverter's envelope) must keep that order.
+	paramOrder []string
+}
+
+// ParameterKeys returns the parameter names in the order they were added
+// with SchemaBuilder.Parameter (Kafka's LinkedHashMap order); names set
+// otherwise (a Schema literal, SchemaBuilder.Parameters) follow, sorted.
+func (s *Schema) ParameterKeys() []string {
+	if len(s.Parameters) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(s.Parameters))
+	for _, k := range s.paramOrder {
+		if _, ok := s.Parameters[k]; ok && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == len(s.Parameters) {
+		return keys
+	}
+	var rest []string
+	for k := range s.Parameters {
+		if !slices.Contains(keys, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(keys, rest...)
 }
 
 // Field is a named STRUCT field.
@@ -221,6 +251,7 @@ func FromSchema(s *Schema) *SchemaBuilder {
 	c.Parameters = maps.Clone(s.Parameters)
 	c.Fields = slices.Clone(s.Fields)
 	c.fieldIndex = nil
+	c.paramOrder = s.ParameterKeys()
 	return &SchemaBuilder{s: c}
 }
 
@@ -233,6 +264,9 @@ func (b *SchemaBuilder) Parameter(k, v string) *SchemaBuilder {
 	if b.s.Parameters == nil {
 		b.s.Parameters = map[string]string{}
 	}
+	if _, ok := b.s.Parameters[k]; !ok {
+		b.s.paramOrder = append(b.s.paramOrder, k)
+	}
 	b.s.Parameters[k] = v
 	return b
 }
@@ -240,6 +274,7 @@ func (b *SchemaBuilder) Parameter(k, v string) *SchemaBuilder {
 // Parameters replaces all parameters.
 func (b *SchemaBuilder) Parameters(p map[string]string) *SchemaBuilder {
 	b.s.Parameters = maps.Clone(p)
+	b.s.paramOrder = slices.Sorted(maps.Keys(p))
 	return b
 }
 
@@ -286,6 +321,7 @@ func (b *SchemaBuilder) BuildE() (*Schema, error) {
 	}
 	s := b.s
 	s.Fields = slices.Clone(s.Fields)
+	s.paramOrder = slices.Clone(s.paramOrder)
 	if len(s.Fields) > 0 {
 		s.fieldIndex = make(map[string]int, len(s.Fields))
 		for i := range s.Fields {

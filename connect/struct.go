@@ -43,6 +43,18 @@ func (st *Struct) GetField(f *Field) any {
 	return v
 }
 
+// GetFieldWithoutDefault returns the value of f (a field of this struct's
+// schema) as set, without applying its default: converters need to tell
+// an unset field from one holding its default (Kafka's
+// JsonConverter with replace.null.with.default=false).
+func (st *Struct) GetFieldWithoutDefault(f *Field) any { return st.values[f.Index] }
+
+// PutFieldUnchecked sets the value of f (a field of this struct's schema)
+// without validating it. It is for decoders that build values already
+// checked against the schema (converters), where Put's validation would
+// cost as much as the decoding; everyone else uses Put.
+func (st *Struct) PutFieldUnchecked(f *Field, v any) { st.values[f.Index] = v }
+
 // GetWithoutDefault returns a field's value without applying its default.
 func (st *Struct) GetWithoutDefault(name string) (any, error) {
 	f := st.schema.Field(name)
