@@ -52,13 +52,25 @@ type Plugin struct {
 }
 
 var (
-	mu      sync.RWMutex
-	byName  = map[string]*Plugin{}
-	plugins []*Plugin
+	mu     sync.RWMutex
+	byName = map[string]*Plugin{}
+	// byKindName finds a plugin by kind and name: one Java class may be
+	// several kinds (JsonConverter, StringConverter and the number
+	// converters are both a Converter and a HeaderConverter, and Kafka's
+	// REST API lists them once per kind).
+	byKindName = map[kindName]*Plugin{}
+	plugins    []*Plugin
 )
 
-// Register adds a plugin. Registering a name twice panics: two plugins
-// answering to one name would be a silent misconfiguration.
+type kindName struct {
+	kind Kind
+	name string
+}
+
+// Register adds a plugin. Registering a name twice for one kind panics:
+// two plugins answering to one name would be a silent misconfiguration.
+// A name may be registered once per kind (a class that is both a
+// converter and a header converter registers twice).
 func Register(p Plugin) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -67,10 +79,16 @@ func Register(p Plugin) {
 	}
 	pp := &p
 	for _, n := range append([]string{p.Class}, p.Aliases...) {
-		if old, ok := byName[n]; ok {
+		if old, ok := byKindName[kindName{p.Kind, n}]; ok {
 			panic(fmt.Sprintf("plugins: %q registered by both %s and %s", n, old.Class, p.Class))
 		}
-		byName[n] = pp
+		if old, ok := byName[n]; ok && old.Class != p.Class {
+			panic(fmt.Sprintf("plugins: %q registered by both %s and %s", n, old.Class, p.Class))
+		}
+		byKindName[kindName{p.Kind, n}] = pp
+		if _, ok := byName[n]; !ok {
+			byName[n] = pp
+		}
 	}
 	plugins = append(plugins, pp)
 }
@@ -78,7 +96,8 @@ func Register(p Plugin) {
 // DefaultVersion is reported for plugins without a version of their own.
 const DefaultVersion = "4.4.0-fjord"
 
-// Lookup finds a plugin by class name or alias.
+// Lookup finds a plugin by class name or alias (the first registered
+// kind when a class is several; LookupKind chooses the kind).
 func Lookup(name string) (*Plugin, bool) {
 	mu.RLock()
 	defer mu.RUnlock()
@@ -89,6 +108,14 @@ func Lookup(name string) (*Plugin, bool) {
 // LookupKind finds a plugin of the given kind, with an error that says
 // what was asked and what exists.
 func LookupKind(name string, kinds ...Kind) (*Plugin, error) {
+	mu.RLock()
+	for _, k := range kinds {
+		if p, ok := byKindName[kindName{k, strings.TrimSpace(name)}]; ok {
+			mu.RUnlock()
+			return p, nil
+		}
+	}
+	mu.RUnlock()
 	p, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("Failed to find any class that implements %s and which name matches %s", kindNoun(kinds), name)
