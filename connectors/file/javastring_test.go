@@ -28,7 +28,7 @@ var java17Differs = map[string]string{
 // JavaString orders them by key ("age" and "email" here; 1 and
 // 4294967296, whose Long hash codes are equal).
 var sameBucket = map[string]string{
-	`{"id":1,"name":"Ann","email":"ann@example.com","age":37,"active":true,"score":98.25,"tags":["a","b"],"address":{"street":"1 Main St","zip":"02134"}}`: "{score=98.25, address={zip=02134, street=1 Main St}, name=Ann, active=true, id=1, age=37, email=ann@example.com, tags=[a, b]}",
+	`{"id":1,"name":"Ann","email":"ann@example.com","age":37,"active":true,"score":98.25,"tags":["a","b"],"address":{"street":"1 Main St","zip":"02134"}}`:                               "{score=98.25, address={zip=02134, street=1 Main St}, name=Ann, active=true, id=1, age=37, email=ann@example.com, tags=[a, b]}",
 	`{"schema":{"type":"map","keys":{"type":"int64","optional":false},"values":{"type":"boolean","optional":false},"optional":false},"payload":[[4294967296,true],[1,false],[-1,true]]}`: "{-1=true, 1=false, 4294967296=true}",
 }
 
