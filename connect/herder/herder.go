@@ -10,7 +10,9 @@
 package herder
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -116,10 +118,10 @@ type ConnectorStateInfo struct {
 type ConnectorState struct {
 	State    State  `json:"state"`
 	WorkerID string `json:"worker_id"`
-	Trace    string `json:"trace,omitempty"`
 	// Version is the running plugin's version (Kafka 4.x, KIP-891);
-	// absent when nothing runs.
+	// absent when nothing runs. Kafka prints it before the trace.
 	Version string `json:"version,omitempty"`
+	Trace   string `json:"trace,omitempty"`
 }
 
 // TaskState is a task's status.
@@ -127,8 +129,8 @@ type TaskState struct {
 	ID       int    `json:"id"`
 	State    State  `json:"state"`
 	WorkerID string `json:"worker_id"`
-	Trace    string `json:"trace,omitempty"`
 	Version  string `json:"version,omitempty"` // as ConnectorState.Version
+	Trace    string `json:"trace,omitempty"`
 }
 
 // TaskInfo is an element of GET /connectors/{name}/tasks.
@@ -178,6 +180,40 @@ type ConfigKeyInfo struct {
 	Width         string   `json:"width"`
 	DisplayName   string   `json:"display_name"`
 	Dependents    []string `json:"dependents"`
+}
+
+// MarshalJSON writes the key as Kafka does: a key without a group has
+// "group": null, and dependents are a list, never null.
+func (k ConfigKeyInfo) MarshalJSON() ([]byte, error) {
+	var group *string
+	if k.Group != "" {
+		group = &k.Group
+	}
+	if k.Dependents == nil {
+		k.Dependents = []string{}
+	}
+	v := struct {
+		Name          string   `json:"name"`
+		Type          string   `json:"type"`
+		Required      bool     `json:"required"`
+		DefaultValue  *string  `json:"default_value"`
+		Importance    string   `json:"importance"`
+		Documentation string   `json:"documentation"`
+		Group         *string  `json:"group"`
+		Order         int      `json:"order_in_group"`
+		Width         string   `json:"width"`
+		DisplayName   string   `json:"display_name"`
+		Dependents    []string `json:"dependents"`
+	}{k.Name, k.Type, k.Required, k.DefaultValue, k.Importance, k.Documentation, group, k.Order, k.Width, k.DisplayName, k.Dependents}
+	// An Encoder, not json.Marshal: documentation often holds "<" and
+	// "&", which Kafka (Jackson) writes as they are.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // ConfigValueInfo is a key's validated value.
