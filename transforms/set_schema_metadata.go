@@ -1,0 +1,82 @@
+package transforms
+
+import "github.com/fjordhq/fjord/connect"
+
+// SetSchemaMetadata is Kafka's
+// org.apache.kafka.connect.transforms.SetSchemaMetadata$Key/$Value: sets
+// the key or value schema's name and/or version (a Struct value is
+// rebuilt on the renamed schema).
+type SetSchemaMetadata struct {
+	side
+	name        *string
+	version     *int32
+	replaceNull bool
+}
+
+func setSchemaMetadataConfigDef() *connect.ConfigDef {
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: "schema.name", Type: connect.TypeString, Default: nil, Importance: connect.High, Doc: "Schema name to set."}).
+		Define(connect.ConfigKey{Name: "schema.version", Type: connect.TypeInt, Default: nil, Importance: connect.High, Doc: "Schema version to set."}).
+		Define(replaceNullWithDefaultKey())
+}
+
+func (t *SetSchemaMetadata) Config() *connect.ConfigDef { return setSchemaMetadataConfigDef() }
+func (t *SetSchemaMetadata) Close() error               { return nil }
+
+func (t *SetSchemaMetadata) Configure(props map[string]string) error {
+	cfg, err := parseConfig(setSchemaMetadataConfigDef(), props)
+	if err != nil {
+		return err
+	}
+	t.name, t.version = nil, nil
+	if !cfg.IsNull("schema.name") {
+		n := cfg.String("schema.name")
+		t.name = &n
+	}
+	if !cfg.IsNull("schema.version") {
+		v := cfg.Int("schema.version")
+		t.version = &v
+	}
+	t.replaceNull = cfg.Bool("replace.null.with.default")
+	if t.name == nil && t.version == nil {
+		return configErr("", "Neither schema name nor version configured")
+	}
+	return nil
+}
+
+func (t *SetSchemaMetadata) Apply(r *connect.Record) (*connect.Record, error) {
+	if r == nil {
+		return nil, nil
+	}
+	s, v := t.schema(r), t.value(r)
+	if s == nil && v == nil {
+		return r, nil
+	}
+	if s == nil {
+		return nil, dataErr("Schema required for [updating schema metadata]")
+	}
+	// Kafka builds a new ConnectSchema with every attribute but name and
+	// version copied as they are (map and array inner schemas included).
+	b := connect.FromSchema(s)
+	if t.name != nil {
+		b.Name(*t.name)
+	}
+	if t.version != nil {
+		b.Version(*t.version)
+	}
+	updated, err := b.BuildE()
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := v.(*connect.Struct); ok && st != nil {
+		ns := connect.NewStructValue(updated)
+		for i := range updated.Fields {
+			f := &updated.Fields[i]
+			if err := ns.Put(f.Name, fieldValue(st, st.Schema().Field(f.Name), t.replaceNull)); err != nil {
+				return nil, err
+			}
+		}
+		v = ns
+	}
+	return t.with(r, updated, v), nil
+}
