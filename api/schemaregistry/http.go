@@ -401,24 +401,26 @@ func (s *Server) compatibility(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ver := chi.URLParam(r, "version")
-	if ver == "" {
-		ver = "latest"
+	verbose := boolQuery(r, "verbose")
+	msgs, err := s.reg.CheckCompatibility(subjectParam(r), chi.URLParam(r, "version"), req)
+	var e *Error
+	if err != nil && verbose && errors.As(err, &e) && e.Code == codeInvalidSchema {
+		// Confluent answers an invalid schema as incompatible when verbose.
+		msgs, err = []string{e.Message}, nil
 	}
-	msgs, err := s.reg.CheckCompatibility(subjectParam(r), ver, req)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	out := struct {
-		IsCompatible bool     `json:"is_compatible"`
-		Messages     []string `json:"messages,omitempty"`
+		IsCompatible bool      `json:"is_compatible"`
+		Messages     *[]string `json:"messages,omitempty"`
 	}{IsCompatible: len(msgs) == 0}
-	if boolQuery(r, "verbose") {
-		out.Messages = msgs
-		if out.Messages == nil {
-			out.Messages = []string{}
+	if verbose {
+		if msgs == nil {
+			msgs = []string{}
 		}
+		out.Messages = &msgs
 	}
 	writeJSON(w, http.StatusOK, out)
 }

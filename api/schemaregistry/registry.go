@@ -341,11 +341,11 @@ func (r *Registry) Register(ctx context.Context, subject string, req RegisterReq
 		if err := r.catchUp(ctx); err != nil {
 			return nil, err
 		}
-		rec, id, err := r.planRegister(subject, req, parsed, text)
-		if err != nil || rec == nil {
+		recs, id, err := r.planRegister(subject, req, parsed, text)
+		if err != nil || recs == nil {
 			return id, err
 		}
-		if err := r.append(ctx, *rec); err != nil {
+		if err := r.append(ctx, recs...); err != nil {
 			return nil, err
 		}
 		return id, nil
@@ -356,9 +356,9 @@ func (r *Registry) Register(ctx context.Context, subject string, req RegisterReq
 	return v.(int), nil
 }
 
-// planRegister decides a registration under the read lock: the record
-// to write (nil if already registered) and the id.
-func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avsc.Schema, text string) (*Record, int, error) {
+// planRegister decides a registration under the read lock: the records
+// to write (none if already registered) and the id.
+func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avsc.Schema, text string) ([]Record, int, error) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	st := r.st
@@ -408,11 +408,23 @@ func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avs
 			id = st.maxID + 1
 		}
 	}
+	// Soft-deleted versions of the same schema are tombstoned, as
+	// Confluent does, so the subject keeps one version per schema.
+	var recs []Record
+	for _, v := range all {
+		if v.Deleted && v.ID == id && v.Version < newVersion {
+			rec, err := encodeRecord(schemaKey(subject, v.Version), nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			recs = append(recs, rec)
+		}
+	}
 	rec, err := encodeRecord(schemaKey(subject, newVersion), schemaValue{Subject: subject, Version: newVersion, ID: id, Schema: text})
 	if err != nil {
 		return nil, 0, err
 	}
-	return &rec, id, nil
+	return append(recs, rec), id, nil
 }
 
 func (r *Registry) lookup(subject, text string, includeDeleted bool) *version {
@@ -636,14 +648,18 @@ func (r *Registry) DeleteSubject(ctx context.Context, subject string, permanent 
 	return v.([]int), nil
 }
 
-// CheckCompatibility is POST /compatibility/subjects/{s}/versions/{v}:
-// the messages of every incompatibility against the given version
-// ("latest", or all versions under a transitive level when the version
-// is "latest"), none when compatible.
+// CheckCompatibility is POST /compatibility/subjects/{s}/versions[/{v}]:
+// the messages of every incompatibility (none when compatible) against
+// one version ("latest" or a number), or, with ver "", against the
+// subject's versions as the level says (the latest, or all of them when
+// transitive), as Confluent's CompatibilityResource.
 func (r *Registry) CheckCompatibility(subject, ver string, req RegisterRequest) ([]string, error) {
-	n, err := parseVersion(ver)
-	if err != nil {
-		return nil, err
+	n := 0
+	if ver != "" {
+		var err error
+		if n, err = parseVersion(ver); err != nil {
+			return nil, err
+		}
 	}
 	parsed, _, err := parseRequest(req)
 	if err != nil {
@@ -652,22 +668,17 @@ func (r *Registry) CheckCompatibility(subject, ver string, req RegisterRequest) 
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	level := r.st.levelFor(subject, r.defaultLevel)
-	var against []*version
-	if n == -1 {
-		live := r.st.versions(subject, false)
-		if !strings.HasSuffix(level, "_TRANSITIVE") && len(live) > 0 {
-			live = live[len(live)-1:]
-		}
-		against = live
-	} else {
+	against := r.st.versions(subject, false)
+	if ver != "" {
 		v := r.st.get(subject, n, false)
-		if v == nil {
-			if !r.st.hasSubject(subject, false) {
-				return nil, subjectNotFound(subject)
-			}
+		switch {
+		case v != nil:
+			against = []*version{v}
+		case n == -1:
+			against = nil
+		default:
 			return nil, versionNotFound(n)
 		}
-		against = []*version{v}
 	}
 	var previous []prior
 	for _, v := range against {
