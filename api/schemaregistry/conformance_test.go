@@ -88,7 +88,7 @@ const (
 	// userV1 with other spacing and key order: the same canonical text.
 	userV1Spaced = `{ "namespace": "com.acme", "name": "User", "type": "record",
 		"fields": [ { "type": "long", "name": "id" } ] }`
-	userV2 = `{"type":"record","name":"User","namespace":"com.acme","fields":[{"name":"id","type":"long"},{"name":"email","type":["null","string"],"default":null}]}`
+	userV2  = `{"type":"record","name":"User","namespace":"com.acme","fields":[{"name":"id","type":"long"},{"name":"email","type":["null","string"],"default":null}]}`
 	userBad = `{"type":"record","name":"User","namespace":"com.acme","fields":[{"name":"id","type":"string"},{"name":"age","type":"int"}]}`
 )
 
