@@ -74,7 +74,11 @@ func parseCastSpec(mappings []string) (map[string]connect.Type, connect.Type, er
 	parseType := func(s string) (connect.Type, error) {
 		t, ok := connect.ParseType(strings.TrimSpace(s))
 		if !ok || strings.TrimSpace(s) == "" {
-			return 0, &castSpecError{"Invalid type found in casting spec: " + strings.TrimSpace(s)}
+			// Kafka passes its message and the enum's exception to the
+			// (name, value) constructor of ConfigException, which prints
+			// them this way round.
+			return 0, &castSpecError{"Invalid value java.lang.IllegalArgumentException: No enum constant org.apache.kafka.connect.data.Schema.Type." +
+				strings.ToUpper(strings.TrimSpace(s)) + " for configuration Invalid type found in casting spec: " + strings.TrimSpace(s)}
 		}
 		for _, o := range castOutputTypes {
 			if o == t {
@@ -192,6 +196,9 @@ func (c *Cast) buildSchema(s *connect.Schema) (*connect.Schema, error) {
 	if c.wholeValue != 0 {
 		b = copyBasics(s, connect.NewSchema(c.wholeValue))
 	} else {
+		if s.Type != connect.StructType {
+			return nil, errNotStruct
+		}
 		b = copyBasics(s, connect.NewStruct())
 		for _, f := range s.Fields {
 			t, ok := c.casts[f.Name]

@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -44,6 +45,11 @@ func (s side) with(r *connect.Record, schema *connect.Schema, v any) *connect.Re
 	}
 	return c
 }
+
+// errNotStruct is Kafka's DataException from Schema.fields() on a schema
+// that is not a STRUCT, which several transforms reach on primitive
+// schemas.
+var errNotStruct = &connect.DataError{Msg: "Cannot list fields on non-struct type"}
 
 // dataErr is Kafka's DataException.
 func dataErr(format string, args ...any) error {
@@ -352,6 +358,15 @@ func nonEmptyList(name string, v any) error {
 	items, _ := v.([]string)
 	if len(items) == 0 {
 		return &connect.VerbatimError{Msg: "Invalid value " + javaString(items) + " for configuration " + name + ": Empty list"}
+	}
+	return nil
+}
+
+// nonEmptyString is Kafka 4.4's ConfigDef.NonEmptyString (whose message
+// differs from connect.NonEmptyString's older wording).
+func nonEmptyString(name string, v any) error {
+	if s, ok := v.(string); ok && s == "" {
+		return errors.New("String must be non-empty")
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ type MaskField struct {
 func maskFieldConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().
 		Define(connect.ConfigKey{Name: "fields", Type: connect.TypeList, Default: connect.NoDefault, Validator: nonDuplicateList(false), Importance: connect.High, Doc: "Names of fields to mask."}).
-		Define(connect.ConfigKey{Name: "replacement", Type: connect.TypeString, Default: nil, Validator: connect.NonEmptyString, Importance: connect.Low,
+		Define(connect.ConfigKey{Name: "replacement", Type: connect.TypeString, Default: nil, Validator: nonEmptyString, Importance: connect.Low,
 			Doc: "Custom value replacement, that will be applied to all 'fields' values (numeric or non-empty string values only)."}).
 		Define(replaceNullWithDefaultKey())
 }

@@ -13,7 +13,7 @@ func topicNameMatchesConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().Define(connect.ConfigKey{
 		Name: "pattern", Type: connect.TypeString, Default: connect.NoDefault, Importance: connect.Medium,
 		Validator: func(name string, v any) error {
-			if err := connect.NonEmptyString(name, v); err != nil {
+			if err := nonEmptyString(name, v); err != nil {
 				return err
 			}
 			return regexValidator(name, v)
@@ -53,7 +53,7 @@ type HasHeaderKey struct {
 
 func hasHeaderKeyConfigDef() *connect.ConfigDef {
 	return connect.NewConfigDef().Define(connect.ConfigKey{
-		Name: "name", Type: connect.TypeString, Default: connect.NoDefault, Validator: connect.NonEmptyString,
+		Name: "name", Type: connect.TypeString, Default: connect.NoDefault, Validator: nonEmptyString,
 		Importance: connect.Medium, Doc: "The header name.",
 	})
 }

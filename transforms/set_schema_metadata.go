@@ -55,8 +55,11 @@ func (t *SetSchemaMetadata) Apply(r *connect.Record) (*connect.Record, error) {
 	if s == nil {
 		return nil, dataErr("Schema required for [updating schema metadata]")
 	}
-	// Kafka builds a new ConnectSchema with every attribute but name and
-	// version copied as they are (map and array inner schemas included).
+	// Kafka 4.4 builds a new ConnectSchema from schema.fields(), which
+	// fails for anything but a STRUCT: only struct schemas can be renamed.
+	if s.Type != connect.StructType {
+		return nil, errNotStruct
+	}
 	b := connect.FromSchema(s)
 	if t.name != nil {
 		b.Name(*t.name)

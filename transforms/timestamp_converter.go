@@ -64,7 +64,9 @@ func (t *TimestampConverter) Configure(props map[string]string) error {
 	t.format = nil
 	if strings.TrimSpace(pattern) != "" {
 		if t.format, err = compileJavaDateFormat(pattern); err != nil {
-			return configErr("format", "TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "+pattern)
+			// Kafka's ConfigException(message, cause) is its (name, value)
+			// constructor, hence the odd order.
+			return configErr("format", "Invalid value java.lang.IllegalArgumentException: "+err.Error()+" for configuration TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "+pattern)
 		}
 	}
 	return nil
@@ -137,6 +139,9 @@ func (t *TimestampConverter) Apply(r *connect.Record) (*connect.Record, error) {
 	st, err := requireStructOrNull(v, "converting timestamp formats")
 	if err != nil {
 		return nil, err
+	}
+	if s.Type != connect.StructType {
+		return nil, errNotStruct
 	}
 	updatedSchema, err := t.cache.getOrBuild(s, func() (*connect.Schema, error) {
 		b := copyBasics(s, connect.NewStruct())
@@ -259,7 +264,8 @@ func (t *TimestampConverter) convert(v any, from string) (any, error) {
 			return nil, dataErr("Expected string timestamp to be a String, but found %s", javaClass(v))
 		}
 		if t.format == nil {
-			return nil, dataErr("TimestampConverter requires format option to be specified when using string timestamps")
+			// Kafka fails with this NullPointerException.
+			return nil, dataErr(`Cannot invoke "java.text.SimpleDateFormat.parse(String)" because "config.format" is null`)
 		}
 		p, err := t.format.parse(s)
 		if err != nil {

@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -56,14 +57,36 @@ func (t *TimestampRouter) Apply(r *connect.Record) (*connect.Record, error) {
 	return c, nil
 }
 
-// recordString is a short rendering of a record for error messages.
+// recordString renders a record as Kafka's SinkRecord/SourceRecord
+// toString does, for error messages.
 func recordString(r *connect.Record) string {
-	return "ConnectRecord{topic='" + r.Topic + "', kafkaPartition=" + javaPartition(r.Partition) + ", key=" + javaString(r.Key) + ", value=" + javaString(r.Value) + ", timestamp=null}"
+	var b strings.Builder
+	if isSinkRecord(r) {
+		fmt.Fprintf(&b, "SinkRecord{kafkaOffset=%d, timestampType=%s, originalTopic=%s, originalKafkaPartition=%s, originalKafkaOffset=%d} ",
+			r.Offset, r.TimestampType, r.OriginalTopic, javaPartition(r.OriginalPartition), r.OriginalOffset)
+	} else {
+		fmt.Fprintf(&b, "SourceRecord{sourcePartition=%s, sourceOffset=%s} ", javaString(r.SourcePartition), javaString(r.SourceOffset))
+	}
+	ts := "null"
+	if r.Timestamp >= 0 {
+		ts = fmt.Sprint(r.Timestamp)
+	}
+	fmt.Fprintf(&b, "ConnectRecord{topic='%s', kafkaPartition=%s, key=%s, keySchema=%s, value=%s, valueSchema=%s, timestamp=%s, headers=ConnectHeaders(headers=",
+		r.Topic, javaPartition(r.Partition), javaString(r.Key), r.KeySchema, javaString(r.Value), r.ValueSchema, ts)
+	if len(r.Headers) > 0 {
+		parts := make([]string, len(r.Headers))
+		for i, h := range r.Headers {
+			parts[i] = fmt.Sprintf("ConnectHeader(key=%s, value=%s, schema=%s)", h.Key, javaString(h.Value), h.Schema)
+		}
+		b.WriteString("[" + strings.Join(parts, ", ") + "]")
+	}
+	b.WriteString(")}")
+	return b.String()
 }
 
 func javaPartition(p int32) string {
 	if p < 0 {
 		return "null"
 	}
-	return javaString(p)
+	return fmt.Sprint(p)
 }
