@@ -324,14 +324,8 @@ func (t *ExtractNewRecordState) route(row *connect.Struct, r *connect.Record) (*
 }
 
 func (t *ExtractNewRecordState) addFields(orig, r *connect.Record) (*connect.Record, error) {
-	if len(t.fields) == 0 {
-		// Debezium rebuilds the row even with nothing to add; the result
-		// is the same row.
-		if _, err := requireStruct(r.Value, "source field insertion"); err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
+	// Debezium rebuilds the row even with nothing to add, so the row
+	// schema loses its optionality (copySchemaBasics does not copy it).
 	row, err := requireStruct(r.Value, "source field insertion")
 	if err != nil {
 		return nil, err

@@ -34,10 +34,16 @@ type goldenLine struct {
 var knownDifferences = map[string]string{
 	"insert-static-novalue": "Kafka prints InsertionSpec's Object.toString with its identity hash",
 	"regex-bad":             "Go's regexp reports syntax errors in its own words",
+	"dbz-bad-mode":          "Debezium logs the reason and throws \"Unable to validate config.\"; Fjord says which value is wrong",
 }
 
-func TestGoldenKafka(t *testing.T) {
-	f, err := os.Open("testdata/golden/kafka.jsonl")
+func TestGoldenKafka(t *testing.T) { runGoldenFile(t, "testdata/golden/kafka.jsonl", 300) }
+
+// TestGoldenDebezium replays Debezium 3.6.1's ExtractNewRecordState.
+func TestGoldenDebezium(t *testing.T) { runGoldenFile(t, "testdata/golden/debezium.jsonl", 60) }
+
+func runGoldenFile(t *testing.T, path string, min int) {
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +66,8 @@ func TestGoldenKafka(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if lines < 300 {
-		t.Fatalf("only %d golden lines; regenerate with testdata/golden/generate.sh", lines)
+	if lines < min {
+		t.Fatalf("only %d golden lines in %s; regenerate with testdata/golden/generate.sh", lines, path)
 	}
 }
 

@@ -324,6 +324,23 @@ public class Generator {
         add("p-tombstone", T + "predicates.RecordIsTombstone", "", everything);
     }
 
+    // Debezium 3.6's ExtractNewRecordState on change events (create,
+    // update, delete, tombstone, truncate, and a non-envelope record).
+    static void defineDebeziumCases() {
+        String D = "io.debezium.transforms.ExtractNewRecordState";
+        add("dbz-default", D, "", "debezium");
+        for (String mode : new String[] {"drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone"}) {
+            add("dbz-" + mode, D, "delete.tombstone.handling.mode=" + mode, "debezium");
+        }
+        add("dbz-add-fields", D, "add.fields=op,table,lsn,source.ts_ms,ts_ms,transaction.id,db:database,nope", "debezium");
+        add("dbz-add-fields-prefix", D, "add.fields=op,version|add.fields.prefix=meta_|delete.tombstone.handling.mode=rewrite", "debezium");
+        add("dbz-add-headers", D, "add.headers=op,source.ts_ms,table,transaction.total_order", "debezium");
+        add("dbz-add-headers-prefix", D, "add.headers=op|add.headers.prefix=x-", "debezium");
+        add("dbz-route", D, "route.by.field=first_name|delete.tombstone.handling.mode=rewrite", "debezium");
+        add("dbz-rewrite-no-default", D, "delete.tombstone.handling.mode=rewrite|replace.null.with.default=false|add.fields=op", "debezium");
+        add("dbz-bad-mode", D, "delete.tombstone.handling.mode=bogus");
+    }
+
     // ---- encoding ----
     static JsonNode envelope(Schema schema, Object value) throws Exception {
         if (schema == null) {
@@ -393,10 +410,12 @@ public class Generator {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static void main(String[] args) throws Exception {
-        defineCases();
-        Map<String, List<ConnectRecord<?>>> corpus = corpus();
+        if (args.length > 0 && args[0].equals("debezium")) defineDebeziumCases(); else defineCases();
         StringBuilder out = new StringBuilder();
         for (Case c : cases) {
+            // A fresh corpus per case: some transformations (Debezium's)
+            // add headers to the record they are given.
+            Map<String, List<ConnectRecord<?>>> corpus = corpus();
             Object plugin = Class.forName(c.cls()).getDeclaredConstructor().newInstance();
             ObjectNode line = F.objectNode();
             line.put("case", c.name());

@@ -14,5 +14,26 @@ CP="$("$ROOT/scripts/kafka.sh" classpath)"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 javac -nowarn -d "$OUT" -cp "$CP" "$HERE/Generator.java"
-java -Duser.timezone=UTC -Dlog4j2.level=OFF -cp "$OUT:$CP" Generator > "$HERE/kafka.jsonl"
+java -Duser.timezone=UTC -cp "$OUT:$CP" Generator > "$HERE/kafka.jsonl"
 echo "wrote $(wc -l < "$HERE/kafka.jsonl") cases to $HERE/kafka.jsonl" >&2
+
+# Debezium 3.6.1's ExtractNewRecordState, from Maven Central (Kafka's own
+# jars come first on the classpath).
+DBZ="${DEBEZIUM_CACHE:-$ROOT/.cache/debezium-3.6}"
+if [ ! -f "$DBZ/libs/debezium-connect-plugins-3.6.1.Final.jar" ]; then
+	mkdir -p "$DBZ"
+	cat > "$DBZ/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.fjord</groupId><artifactId>debezium-ref</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>io.debezium</groupId><artifactId>debezium-connector-postgres</artifactId><version>3.6.1.Final</version>
+      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>*</artifactId></exclusion></exclusions>
+    </dependency>
+  </dependencies>
+</project>
+POM
+	(cd "$DBZ" && mvn -q dependency:copy-dependencies -DoutputDirectory=libs >&2)
+fi
+java -Duser.timezone=UTC -cp "$OUT:$CP:$DBZ/libs/*" Generator debezium > "$HERE/debezium.jsonl"
+echo "wrote $(wc -l < "$HERE/debezium.jsonl") cases to $HERE/debezium.jsonl" >&2
