@@ -129,8 +129,10 @@ func appendReflect(b []byte, v any) []byte {
 func appendStruct(b []byte, st *connect.Struct) []byte {
 	b = append(b, "Struct{"...)
 	first := true
-	for _, f := range st.Schema().Fields {
-		v, _ := st.GetWithoutDefault(f.Name)
+	fields := st.Schema().Fields
+	for i := range fields {
+		f := &fields[i]
+		v := st.GetFieldWithoutDefault(f)
 		if v == nil {
 			continue
 		}
