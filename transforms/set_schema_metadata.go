@@ -11,6 +11,9 @@ type SetSchemaMetadata struct {
 	name        *string
 	version     *int32
 	replaceNull bool
+	// Kafka builds a new schema per record; Fjord caches it like the
+	// other transforms so converters can cache by schema pointer.
+	cache schemaCache
 }
 
 func setSchemaMetadataConfigDef() *connect.ConfigDef {
@@ -60,14 +63,16 @@ func (t *SetSchemaMetadata) Apply(r *connect.Record) (*connect.Record, error) {
 	if s.Type != connect.StructType {
 		return nil, errNotStruct
 	}
-	b := connect.FromSchema(s)
-	if t.name != nil {
-		b.Name(*t.name)
-	}
-	if t.version != nil {
-		b.Version(*t.version)
-	}
-	updated, err := b.BuildE()
+	updated, err := t.cache.getOrBuild(s, func() (*connect.Schema, error) {
+		b := connect.FromSchema(s)
+		if t.name != nil {
+			b.Name(*t.name)
+		}
+		if t.version != nil {
+			b.Version(*t.version)
+		}
+		return b.BuildE()
+	})
 	if err != nil {
 		return nil, err
 	}
