@@ -218,14 +218,22 @@ func (f *fakeHerder) ValidateConnectorConfig(ctx context.Context, config map[str
 		}
 		return nil, err
 	}
-	// A small answer: one entry per given key, errors on the first.
+	// A small answer: the file connectors' main keys and every given
+	// key, sorted; errors on the first.
 	ci := &herder.ConfigInfos{Name: config["connector.class"], ErrorCount: len(errs), Groups: []string{"Common"}}
-	for _, k := range slices.Sorted(maps.Keys(config)) {
-		v := config[k]
-		ci.Configs = append(ci.Configs, herder.ConfigInfo{
+	keys := map[string]bool{"connector.class": true, "file": true, "name": true, "topic": true, "topics": true}
+	for k := range config {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		ki := herder.ConfigInfo{
 			Definition: herder.ConfigKeyInfo{Name: k, Type: "STRING", Importance: "HIGH", Width: "NONE", DisplayName: k, Order: -1},
-			Value:      herder.ConfigValueInfo{Name: k, Value: &v, Visible: true},
-		})
+			Value:      herder.ConfigValueInfo{Name: k, Visible: true},
+		}
+		if v, ok := config[k]; ok {
+			ki.Value.Value = &v
+		}
+		ci.Configs = append(ci.Configs, ki)
 	}
 	if len(errs) > 0 && len(ci.Configs) > 0 {
 		ci.Configs[0].Value.Errors = errs
