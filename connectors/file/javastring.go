@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -264,7 +265,8 @@ func appendJavaFloating(b []byte, d float64, bits int) []byte {
 		}
 		return append(b, "0.0"...)
 	}
-	digits, exp := javaDigits(d, bits) // d = 0.digits × 10^exp
+	var scratch [40]byte
+	digits, exp := javaDigits(scratch[:0], d, bits) // d = 0.digits × 10^exp
 	if d < 0 {
 		b = append(b, '-')
 	}
@@ -299,31 +301,45 @@ func appendJavaFloating(b []byte, d float64, bits int) []byte {
 	return strconv.AppendInt(b, int64(exp-1), 10)
 }
 
-// javaDigits returns the significant digits Java prints for d and the
-// decimal exponent (d = 0.digits × 10^exp). Java picks the shortest
-// decimal that rounds to d, except that when one digit suffices it may
-// print two if a two-digit decimal is closer (Double.MIN_VALUE prints
-// 4.9E-324, not 5E-324).
-func javaDigits(d float64, bits int) (string, int) {
-	s := strconv.FormatFloat(math.Abs(d), 'e', -1, bits)
-	digits, exp := splitExp(s)
-	if len(digits) == 1 {
-		s2 := strconv.FormatFloat(math.Abs(d), 'e', 1, bits)
-		if s2[2] != '0' && roundTrips(s2, math.Abs(d), bits) && closer(s2, s, math.Abs(d), bits) {
-			return splitExp(s2)
+// javaDigits returns the significant digits Java prints for d (appended
+// to buf) and the decimal exponent (d = 0.digits × 10^exp). Java picks
+// the shortest decimal that rounds to d, except that when one digit
+// suffices it may print two if a two-digit decimal is closer
+// (Double.MIN_VALUE prints 4.9E-324, not 5E-324).
+func javaDigits(buf []byte, d float64, bits int) ([]byte, int) {
+	abs := math.Abs(d)
+	s := strconv.AppendFloat(buf, abs, 'e', -1, bits)
+	if e := bytes.IndexByte(s, 'e'); e == 1 { // one significant digit
+		s2 := strconv.FormatFloat(abs, 'e', 1, bits)
+		if s2[2] != '0' && roundTrips(s2, abs, bits) && closer(s2, string(s), abs, bits) {
+			return splitExp([]byte(s2))
 		}
 	}
-	return digits, exp
+	return splitExp(s)
 }
 
-// splitExp turns "1.2345e+06" into ("12345", 7).
-func splitExp(s string) (string, int) {
-	mant, e, _ := strings.Cut(s, "e")
-	n, _ := strconv.Atoi(e)
-	digits := strings.Replace(mant, ".", "", 1)
-	digits = strings.TrimRight(digits, "0")
-	if digits == "" {
-		digits = "0"
+// splitExp turns "1.2345e+06" into ("12345", 7), reusing s's memory.
+func splitExp(s []byte) ([]byte, int) {
+	e := bytes.IndexByte(s, 'e')
+	n := 0
+	neg := false
+	for _, c := range s[e+1:] {
+		switch {
+		case c == '-':
+			neg = true
+		case c >= '0' && c <= '9':
+			n = n*10 + int(c-'0')
+		}
+	}
+	if neg {
+		n = -n
+	}
+	digits := s[:e]
+	if len(digits) > 1 && digits[1] == '.' {
+		digits = append(digits[:1], digits[2:]...)
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
 	}
 	return digits, n + 1
 }
