@@ -105,9 +105,9 @@ func TestGoldenEncode(t *testing.T) {
 
 // Inputs where we knowingly answer differently from Kafka, and why.
 var decodeDivergences = map[string]string{
-	"raw_3":          "Jackson accepts the overlong UTF-8 C0 80 as U+0000; Go's UTF-8 rules (and ours) refuse it",
-	"raw_5":          "Jackson decodes the out-of-range UTF-8 F4 90 80 80 into lone surrogates; refused here",
-	"raw_10":         "Jackson guesses UTF-16LE from a NUL second byte; only UTF-8 is read here",
+	"raw_3":           "Jackson accepts the overlong UTF-8 C0 80 as U+0000; Go's UTF-8 rules (and ours) refuse it",
+	"raw_5":           "Jackson decodes the out-of-range UTF-8 F4 90 80 80 into lone surrogates; refused here",
+	"raw_10":          "Jackson guesses UTF-16LE from a NUL second byte; only UTF-8 is read here",
 	"schema_28_value": "a map key of type ARRAY (a Java List) cannot be a Go map key; refused with a DataError",
 }
 
