@@ -140,7 +140,8 @@ func decodeStrict(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	// More() is false before a stray "}" or "]": read on to the end.
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("unexpected data after the JSON value")
 	}
 	return nil
