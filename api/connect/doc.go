@@ -2,12 +2,17 @@
 // herder.Herder, so tools written for Kafka Connect (curl scripts,
 // kcctl, Terraform providers, UIs) work against Fjord unchanged:
 //
-//	h := herder.NewStandalone(...)            // or the distributed herder
+//	var h herder.Herder = ...                 // standalone or distributed
+//	loggers := connectapi.NewLoggers(slog.LevelInfo)
 //	srv := connectapi.New(h, connectapi.Options{Loggers: loggers})
 //	http.ListenAndServe("127.0.0.1:8083", srv)
 //
 // or connectapi.Mount(router, h, opts) to add the routes to a chi router
-// that serves other things too (fjord dev).
+// that serves other things too (fjord dev: api.Server's Router).
+//
+// testdata/kafka-connect-4.4 holds Kafka Connect 4.4's own answers to a
+// script of 135 requests (capture.sh regenerates them); package
+// connecttest replays them against any herder behind this API.
 //
 // The package owns only the HTTP side: paths, methods, query parameters,
 // request decoding and response encoding. Everything a connector is or

@@ -58,7 +58,7 @@ type step struct {
 	record                   bool // false: setup only, not written
 }
 
-const json_ = "application/json"
+const jsonType = "application/json"
 
 func main() {
 	base := flag.String("url", "http://127.0.0.1:19894", "Kafka Connect REST URL")
@@ -119,7 +119,7 @@ func run(base, dir string, s step) (Exchange, error) {
 	ex := Exchange{Name: s.name, Poll: s.until != nil, Request: Request{Method: s.method, Path: s.path, Body: s.body}}
 	ct := s.contentType
 	if ct == "" && s.body != "" && !s.noContentType {
-		ct = json_
+		ct = jsonType
 	}
 	if ct != "" {
 		ex.Request.Headers = map[string]string{"Content-Type": ct}
@@ -136,7 +136,7 @@ func run(base, dir string, s step) (Exchange, error) {
 		if ct != "" {
 			req.Header.Set("Content-Type", ct)
 		}
-		req.Header.Set("Accept", json_)
+		req.Header.Set("Accept", jsonType)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return ex, err
