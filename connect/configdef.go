@@ -503,7 +503,9 @@ func ListOf(allowed ...string) Validator {
 
 // NonEmptyString requires a non-empty string.
 func NonEmptyString(name string, v any) error {
-	if s, _ := v.(string); s == "" {
+	// Like Kafka's NonEmptyString, null passes: a missing required value
+	// is reported once, as missing.
+	if s, ok := v.(string); ok && s == "" {
 		return errors.New("String may not be empty")
 	}
 	return nil
