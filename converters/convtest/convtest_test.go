@@ -14,8 +14,10 @@ type recorder struct{ msgs []string }
 
 type fatal struct{}
 
-func (r *recorder) Helper()                           {}
-func (r *recorder) Errorf(format string, args ...any) { r.msgs = append(r.msgs, fmt.Sprintf(format, args...)) }
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)
 	panic(fatal{})
