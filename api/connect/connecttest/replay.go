@@ -7,7 +7,8 @@
 //	dir := t.TempDir()
 //	connecttest.PrepareDir(t, dir)
 //	srv := connectapi.New(myHerder, connectapi.Options{...})
-//	connecttest.Replay(t, srv, ex, connecttest.Options{Dir: dir, Poll: 30 * time.Second})
+//	connecttest.Replay(t, srv, ex, connecttest.Options{Dir: dir, Poll: 30 * time.Second,
+//		Skip: connecttest.SkipKafkaSpecific})
 //
 // The exchanges are a script: they create, change and delete connectors
 // named src, sink, sink-paused, sink-stopped and sink-fail running
@@ -126,6 +127,23 @@ var Divergences = map[string]Allowance{
 	"create unknown class":    {MessagePrefix: "Failed to find any class that implements Connector and which name matches com.example.NoSuchConnector", Reason: "the list of available connectors differs"},
 	"validate unknown plugin": {MessagePrefix: "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Failed to find any class that implements Connector and which name matches NoSuch", Reason: "the list of available connectors differs"},
 }
+
+// KafkaSpecific names the exchanges whose answers depend on what the
+// capture worker had rather than on the herder: its plugin set and
+// versions, its plugins' config definitions and validation answers, and
+// its log4j loggers. A replay against a real herder in a Fjord binary
+// passes SkipKafkaSpecific as Options.Skip unless it primes the same
+// (as api/connect's own test does).
+var KafkaSpecific = map[string]bool{
+	"connector plugins": true, "connector plugins connectorsOnly=true": true, "connector plugins connectorsOnly=false": true,
+	"connector plugins connectorsOnly=bogus": true, "plugin config by alias": true, "plugin config by class": true,
+	"plugin config of a transformation": true, "plugin config of a predicate": true, "plugin config of a converter": true,
+	"validate valid config": true, "validate by class name with errors": true,
+	"set logger level": true, "logger child after set": true, "list loggers": true,
+}
+
+// SkipKafkaSpecific is an Options.Skip leaving out KafkaSpecific.
+func SkipKafkaSpecific(name string) bool { return KafkaSpecific[name] }
 
 // Options configure a replay.
 type Options struct {

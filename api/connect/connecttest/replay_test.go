@@ -73,6 +73,11 @@ func TestGoldensLoad(t *testing.T) {
 		}
 		names[e.Name] = true
 	}
+	for n := range KafkaSpecific {
+		if !names[n] {
+			t.Errorf("KafkaSpecific lists %q, which is not an exchange", n)
+		}
+	}
 	for n := range Divergences {
 		if !names[n] {
 			t.Errorf("divergence for %q, which is not an exchange", n)
