@@ -41,3 +41,9 @@ func debeziumRecords(t testing.TB) []*connect.Record {
 	}
 	return out
 }
+
+// corpusUser is the conformance corpus's schema'd user record.
+func corpusUser(t testing.TB) *connect.Record {
+	t.Helper()
+	return transformtest.Corpus()[0]
+}

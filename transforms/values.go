@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"math"
+	"reflect"
 	"math/big"
 	"strings"
 	"time"
@@ -30,6 +31,8 @@ func parseValueString(s string) (*connect.Schema, any) {
 		}
 		return nil, nil
 	}
+	// A top-level ARRAY or MAP literal always comes back; a schemaless
+	// one (no common element schema) keeps its value.
 	return sv.schema, sv.value
 }
 
@@ -214,12 +217,16 @@ func (p *valueParser) parseArray() (*schemaAndValue, error) {
 	for p.tok.hasNext() {
 		if p.tok.canConsume("]") {
 			if merger.common == nil {
-				// Kafka's arrayOfNull has no element schema; Connect
-				// schemas here always have one, so nulls are optional strings.
-				return &schemaAndValue{connect.NewArray(connect.OptionalStringSchema).Build(), nonNilList(result)}, nil
+				// Kafka's arrayOfNull has no element schema, which Fjord's
+				// schemas cannot express: the list is returned schemaless.
+				return &schemaAndValue{nil, nonNilList(result)}, nil
 			}
 			s := connect.NewArray(merger.common).Build()
 			for i, v := range result {
+				if v == nil && !merger.common.Optional {
+					// Kafka's convertTo refuses null for a required schema.
+					return nil, &parseFailure{"Unable to convert a null value to a schema that requires a value"}
+				}
 				result[i] = alignNumber(merger.common, v)
 			}
 			return &schemaAndValue{s, nonNilList(result)}, nil
@@ -261,17 +268,34 @@ func (p *valueParser) parseMap() (*schemaAndValue, error) {
 	for p.tok.hasNext() {
 		if p.tok.canConsume("}") {
 			var s *connect.Schema
-			switch {
-			case keys.common != nil && vals.common != nil:
+			if keys.common != nil && vals.common != nil {
 				s = connect.NewMap(keys.common, vals.common).Build()
-			case keys.common != nil:
-				s = connect.NewMap(keys.common, connect.OptionalStringSchema).Build()
-			default:
-				return nil, &parseFailure{"map of nulls"}
+			}
+			if s == nil {
+				// No common key and value schemas (Kafka's mapOfNull or
+				// mapWithNullValues): the map is returned schemaless.
+				out := map[string]any{}
+				outAny := map[any]any{}
+				allString := true
+				for _, e := range entries {
+					if ks, ok := e.k.(string); ok {
+						out[ks] = e.v
+					} else {
+						allString = false
+					}
+					outAny[e.k] = e.v
+				}
+				if allString {
+					return &schemaAndValue{nil, out}, nil
+				}
+				return &schemaAndValue{nil, outAny}, nil
 			}
 			out := map[string]any{}
 			outAny := map[any]any{}
 			for _, e := range entries {
+				if e.v == nil && !vals.common.Optional {
+					return nil, &parseFailure{"Unable to convert a null value to a schema that requires a value"}
+				}
 				k := alignNumber(keys.common, e.k)
 				v := e.v
 				if vals.common != nil {
@@ -296,6 +320,10 @@ func (p *valueParser) parseMap() (*schemaAndValue, error) {
 		}
 		if k == nil || k.value == nil {
 			return nil, &parseFailure{"Map entry may not have a null key: " + p.tok.src}
+		}
+		if !reflect.TypeOf(k.value).Comparable() {
+			// Kafka accepts list or map keys; Go maps cannot hold them.
+			return nil, &parseFailure{"Map entry key is not a primitive: " + p.tok.src}
 		}
 		if !p.tok.canConsume(":") {
 			return nil, &parseFailure{"Map entry is missing ':'"}
@@ -326,7 +354,15 @@ type schemaMerger struct {
 var numericRank = map[connect.Type]int{connect.Int8: 1, connect.Int16: 2, connect.Int32: 3, connect.Int64: 4, connect.Float32: 5, connect.Float64: 6}
 
 func (m *schemaMerger) merge(sv *schemaAndValue) {
-	if sv == nil || sv.schema == nil || m.incompatible {
+	if sv == nil || m.incompatible {
+		return
+	}
+	if sv.schema == nil {
+		// A nested list or map without a common schema (Kafka's
+		// arrayOfNull/mapOfNull) agrees with nothing Fjord can express.
+		if sv.value != nil {
+			m.common, m.incompatible = nil, true
+		}
 		return
 	}
 	if m.common == nil {
@@ -393,6 +429,21 @@ func parseNumber(token string) *schemaAndValue {
 	d, err := connect.ParseDecimal(strings.TrimPrefix(token, "+"))
 	if err != nil {
 		return nil
+	}
+	if d.Unscaled.Sign() == 0 {
+		return &schemaAndValue{connect.Int8Schema, int8(0)}
+	}
+	// Bound the work for huge exponents ("1E99999999"): past ±400 decimal
+	// digits floats are infinite or zero whatever the digits.
+	exp10 := int64(len(new(big.Int).Abs(d.Unscaled).String())) - 1 - int64(d.Scale)
+	switch {
+	case exp10 > 400:
+		return &schemaAndValue{connect.DecimalSchema(d.Scale).Build(), d}
+	case exp10 < -400:
+		if d.Unscaled.Sign() < 0 {
+			return &schemaAndValue{connect.Float32Schema, float32(math.Copysign(0, -1))}
+		}
+		return &schemaAndValue{connect.Float32Schema, float32(0)}
 	}
 	r := new(big.Rat).SetFrac(d.Unscaled, big.NewInt(1))
 	if d.Scale > 0 {
