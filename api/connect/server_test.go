@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/connect/herder"
 )
 
@@ -263,4 +264,17 @@ type noPlanHerder struct{ *fakeHerder }
 
 func (n noPlanHerder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*herder.ConnectorStateInfo, error) {
 	return nil, nil
+}
+
+// TestMountOnAPIServer: the wiring fjord dev uses, the API on api.Server's
+// router beside /healthz and /metrics.
+func TestMountOnAPIServer(t *testing.T) {
+	srv := api.New(nil)
+	Mount(srv.Router, newFakeHerder(), Options{})
+	code, _, body := do(t, srv.Router, "GET", "/healthz", "")
+	if code != 200 || !strings.Contains(body, `"status":"ok"`) {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	expect(t, srv.Router, "GET", "/connectors", "", 200, `[]`)
+	expect(t, srv.Router, "GET", "/health", "", 200, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)
 }
