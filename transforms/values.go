@@ -2,8 +2,8 @@ package transforms
 
 import (
 	"math"
-	"reflect"
 	"math/big"
+	"reflect"
 	"strings"
 	"time"
 	"unicode"
