@@ -19,4 +19,6 @@ func unhexNoT(s string) []byte {
 	return b
 }
 
-func newTestServer(srv *schemaregistry.Server) *httptest.Server { return httptest.NewServer(srv.Handler()) }
+func newTestServer(srv *schemaregistry.Server) *httptest.Server {
+	return httptest.NewServer(srv.Handler())
+}
