@@ -296,7 +296,7 @@ func (b *SchemaBuilder) Field(name string, s *Schema) *SchemaBuilder {
 	}
 	for _, f := range b.s.Fields {
 		if f.Name == name {
-			b.err = fmt.Errorf("cannot create field because of field name duplication %s", name)
+			b.err = fmt.Errorf("Cannot create field because of field name duplication %s", name)
 			return b
 		}
 	}
