@@ -172,8 +172,8 @@ func DateString(t time.Time) string {
 
 // DecodeUTF8 is Java's new String(b, UTF_8): malformed input becomes
 // U+FFFD, one per maximal ill-formed subpart (the Unicode practice Java
-// follows), where Go's conversions would keep the bytes or replace per
-// byte.
+// follows, except that an encoded surrogate is one malformed sequence),
+// where Go's conversions would keep the bytes or replace per byte.
 func DecodeUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
@@ -204,10 +204,10 @@ func illFormedLen(b []byte) int {
 		need = 1
 	case c == 0xe0:
 		need, lo = 2, 0xa0
-	case c >= 0xe1 && c <= 0xec, c == 0xee, c == 0xef:
+	case c >= 0xe1 && c <= 0xef:
+		// Java decodes ED A0..BF xx (a UTF-16 surrogate) before refusing
+		// it: one replacement for the three bytes.
 		need = 2
-	case c == 0xed:
-		need, hi = 2, 0x9f
 	case c == 0xf0:
 		need, lo = 3, 0x90
 	case c >= 0xf1 && c <= 0xf3:
