@@ -184,7 +184,7 @@ func (c *Cast) Apply(r *connect.Record) (*connect.Record, error) {
 				return nil, err
 			}
 		}
-		if err := updated.Put(f.Name, nv); err != nil {
+		if err := kput(updated, f.Name, nv); err != nil {
 			return nil, err
 		}
 	}
@@ -296,6 +296,10 @@ func castValue(s *connect.Schema, v any, target connect.Type) (any, error) {
 			if x {
 				n = 1
 			}
+		case float32:
+			n = javaNarrowFloat(float64(x), target)
+		case float64:
+			n = javaNarrowFloat(x, target)
 		default:
 			var ok bool
 			if n, ok = numberToInt64(v); !ok {
@@ -418,6 +422,25 @@ func numberToInt64(v any) (int64, bool) {
 		return int64(lo.Uint64()), true
 	}
 	return 0, false
+}
+
+// javaNarrowFloat is Java's Double.byteValue/shortValue/intValue/
+// longValue: saturate to int (or long), then narrow by dropping bits.
+func javaNarrowFloat(f float64, target connect.Type) int64 {
+	if target == connect.Int64 {
+		return javaF2L(f)
+	}
+	var i int32
+	switch {
+	case math.IsNaN(f):
+	case f >= math.MaxInt32:
+		i = math.MaxInt32
+	case f <= math.MinInt32:
+		i = math.MinInt32
+	default:
+		i = int32(f)
+	}
+	return int64(i)
 }
 
 func javaF2L(f float64) int64 {

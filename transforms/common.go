@@ -335,13 +335,16 @@ func fieldValue(st *connect.Struct, f *connect.Field, withDefault bool) any {
 	return v
 }
 
-// putField sets a struct field, turning Kafka's DataException for a bad
-// value into an error.
-func putField(st *connect.Struct, name string, v any) error {
-	if err := st.Put(name, v); err != nil {
-		return err
+// kput is Kafka's Struct.put: unlike connect.Struct.Put it refuses null
+// for a required field even when the field has a default (Kafka applies
+// defaults when reading, never when writing), with Kafka's message.
+func kput(st *connect.Struct, name string, v any) error {
+	if v == nil {
+		if f := st.Schema().Field(name); f != nil && !f.Schema.Optional {
+			return dataErr("Invalid value: null used for required field: \"%s\", schema type: %s", name, f.Schema.Type)
+		}
 	}
-	return nil
+	return st.Put(name, v)
 }
 
 // replaceNullWithDefaultKey is the replace.null.with.default key most

@@ -293,11 +293,11 @@ func (t *ExtractNewRecordState) markDeleted(r *connect.Record, deleted string) (
 	out := connect.NewStructValue(s)
 	for i := range st.Schema().Fields {
 		f := &st.Schema().Fields[i]
-		if err := out.Put(f.Name, fieldValue(st, f, t.replaceNull)); err != nil {
+		if err := kput(out, f.Name, fieldValue(st, f, t.replaceNull)); err != nil {
 			return nil, err
 		}
 	}
-	if err := out.Put("__deleted", deleted); err != nil {
+	if err := kput(out, "__deleted", deleted); err != nil {
 		return nil, err
 	}
 	return valueSide.with(r, s, out), nil
@@ -360,13 +360,13 @@ func (t *ExtractNewRecordState) addFields(orig, r *connect.Record) (*connect.Rec
 	out := connect.NewStructValue(s)
 	for _, f := range row.Schema().Fields {
 		v, _ := row.GetWithoutDefault(f.Name)
-		if err := out.Put(f.Name, v); err != nil {
+		if err := kput(out, f.Name, v); err != nil {
 			return nil, err
 		}
 	}
 	for _, fr := range t.fields {
 		if fr.schema(env.Schema()) != nil {
-			if err := out.Put(fr.newField, fr.value(env)); err != nil {
+			if err := kput(out, fr.newField, fr.value(env)); err != nil {
 				return nil, err
 			}
 		}

@@ -155,7 +155,7 @@ func (t *Flatten) flattenStruct(st *connect.Struct, prefix string, out *connect.
 		name := t.name(prefix, f.Name)
 		switch {
 		case f.Schema.Type.IsPrimitive() || f.Schema.Type == connect.Array:
-			if err := out.Put(name, st.GetField(f)); err != nil {
+			if err := kput(out, name, st.GetField(f)); err != nil {
 				return err
 			}
 		case f.Schema.Type == connect.StructType:

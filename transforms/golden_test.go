@@ -34,6 +34,7 @@ type goldenLine struct {
 var knownDifferences = map[string]string{
 	"insert-static-novalue": "Kafka prints InsertionSpec's Object.toString with its identity hash",
 	"regex-bad":             "Go's regexp reports syntax errors in its own words",
+	"n-ts-string-2digit":    "Java dates before the 1582 Gregorian cutover are Julian; Go's are proleptic Gregorian",
 	"dbz-bad-mode":          "Debezium logs the reason and throws \"Unable to validate config.\"; Fjord says which value is wrong",
 }
 
@@ -115,6 +116,21 @@ func checkGolden(t *testing.T, g *goldenLine) {
 	if !sameJSON(t, before, after) {
 		t.Errorf("input record modified:\nbefore %s\nafter  %s", mustJSON(before), mustJSON(after))
 	}
+	var got []byte
+	if err == nil && out != nil {
+		// The generator writes outputs with JsonConverter; a record it
+		// cannot write is an error in the golden file, so one we cannot
+		// write must be the same error.
+		rj, encErr := transformtest.EncodeRecord(out)
+		if encErr != nil {
+			err = encErr
+			if inner := errors.Unwrap(encErr); inner != nil {
+				err = inner // drop EncodeRecord's "value: " context
+			}
+		} else {
+			got = mustJSON(rj)
+		}
+	}
 	if g.Error != nil {
 		if err == nil {
 			t.Fatalf("no error; Kafka: %s (output %s)", *g.Error, encode(t, out))
@@ -136,7 +152,10 @@ func checkGolden(t *testing.T, g *goldenLine) {
 	if out == nil {
 		t.Fatalf("record dropped; Kafka: %s", g.Output)
 	}
-	got := encode(t, out)
+	if reason, known := knownDifferences[g.Case]; known {
+		t.Logf("output not compared: %s", reason)
+		return
+	}
 	eq, err := transformtest.JSONEqual(got, g.Output)
 	if err != nil {
 		t.Fatal(err)

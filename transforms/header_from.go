@@ -92,7 +92,7 @@ func (t *HeaderFrom) Apply(r *connect.Record) (*connect.Record, error) {
 		updatedValue = connect.NewStructValue(updatedSchema)
 		for i := range updatedSchema.Fields {
 			f := &updatedSchema.Fields[i]
-			if err := updatedValue.Put(f.Name, fieldValue(st, st.Schema().Field(f.Name), t.replaceNull)); err != nil {
+			if err := kput(updatedValue, f.Name, fieldValue(st, st.Schema().Field(f.Name), t.replaceNull)); err != nil {
 				return nil, err
 			}
 		}
@@ -101,8 +101,8 @@ func (t *HeaderFrom) Apply(r *connect.Record) (*connect.Record, error) {
 	for i, name := range t.fields {
 		f := s.Field(name)
 		if f == nil {
-			// Kafka fails here with a NullPointerException.
-			return nil, dataErr("Field does not exist: %s", name)
+			// Kafka fails here with this NullPointerException.
+			return nil, dataErr(`Cannot invoke "org.apache.kafka.connect.data.Field.schema()" because the return value of "org.apache.kafka.connect.data.Schema.field(String)" is null`)
 		}
 		var fv any
 		if sf := st.Schema().Field(name); sf != nil {

@@ -44,7 +44,7 @@ func (t *HoistField) Apply(r *connect.Record) (*connect.Record, error) {
 		return nil, err
 	}
 	st := connect.NewStructValue(updated)
-	if err := st.Put(t.field, v); err != nil {
+	if err := kput(st, t.field, v); err != nil {
 		return nil, err
 	}
 	return t.with(r, updated, st), nil

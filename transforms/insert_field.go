@@ -135,17 +135,17 @@ func (t *InsertField) Apply(r *connect.Record) (*connect.Record, error) {
 	out := connect.NewStructValue(updatedSchema)
 	for i := range st.Schema().Fields {
 		f := &st.Schema().Fields[i]
-		if err := out.Put(f.Name, fieldValue(st, f, t.replaceNull)); err != nil {
+		if err := kput(out, f.Name, fieldValue(st, f, t.replaceNull)); err != nil {
 			return nil, err
 		}
 	}
 	if t.topic != nil {
-		if err := out.Put(t.topic.name, r.Topic); err != nil {
+		if err := kput(out, t.topic.name, r.Topic); err != nil {
 			return nil, err
 		}
 	}
 	if t.partition != nil && r.Partition >= 0 {
-		if err := out.Put(t.partition.name, r.Partition); err != nil {
+		if err := kput(out, t.partition.name, r.Partition); err != nil {
 			return nil, err
 		}
 	}
@@ -153,17 +153,17 @@ func (t *InsertField) Apply(r *connect.Record) (*connect.Record, error) {
 		if err := requireSinkRecord(r, insertPurpose); err != nil {
 			return nil, err
 		}
-		if err := out.Put(t.offset.name, r.Offset); err != nil {
+		if err := kput(out, t.offset.name, r.Offset); err != nil {
 			return nil, err
 		}
 	}
 	if t.timestamp != nil && r.Timestamp >= 0 {
-		if err := out.Put(t.timestamp.name, time.UnixMilli(r.Timestamp).UTC()); err != nil {
+		if err := kput(out, t.timestamp.name, time.UnixMilli(r.Timestamp).UTC()); err != nil {
 			return nil, err
 		}
 	}
 	if t.static != nil {
-		if err := out.Put(t.static.name, t.staticValue); err != nil {
+		if err := kput(out, t.static.name, t.staticValue); err != nil {
 			return nil, err
 		}
 	}

@@ -108,6 +108,19 @@ func pad(n, width int) string {
 // weeks start on Sunday and week 1 is the one holding the 1st.
 func usWeek(day, weekdayOfFirst int) int { return (day-1+weekdayOfFirst)/7 + 1 }
 
+// usWeekOfYear is GregorianCalendar's WEEK_OF_YEAR in the US locale;
+// December days in the week holding next January 1st are in week 1.
+func usWeekOfYear(t time.Time) int {
+	jan1 := time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	w := usWeek(t.YearDay(), int(jan1.Weekday()))
+	next := time.Date(t.Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	if wd := int(next.Weekday()); wd != 0 && int(next.Sub(midnight).Hours()/24) <= wd {
+		w = 1
+	}
+	return w
+}
+
 // format renders t (in UTC) with the pattern.
 func (f *javaDateFormat) format(t time.Time) string {
 	t = t.UTC()
@@ -127,6 +140,9 @@ func (f *javaDateFormat) format(t time.Time) string {
 			}
 		case 'y', 'Y':
 			y := t.Year()
+			if tok.letter == 'Y' && t.Month() == 12 && usWeekOfYear(t) == 1 {
+				y++ // the week year of late December days in week 1
+			}
 			if y <= 0 {
 				y = 1 - y
 			}
@@ -191,16 +207,7 @@ func (f *javaDateFormat) format(t time.Time) string {
 		case 'S':
 			b.WriteString(pad(t.Nanosecond()/1e6, n))
 		case 'w':
-			jan1 := time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-			w := usWeek(t.YearDay(), int(jan1.Weekday()))
-			// December days in the week holding next January 1st are in
-			// week 1 of the next year.
-			next := time.Date(t.Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
-			midnight := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-			if wd := int(next.Weekday()); wd != 0 && int(next.Sub(midnight).Hours()/24) <= wd {
-				w = 1
-			}
-			b.WriteString(pad(w, n))
+			b.WriteString(pad(usWeekOfYear(t), n))
 		case 'W':
 			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 			b.WriteString(pad(usWeek(t.Day(), int(first.Weekday())), n))

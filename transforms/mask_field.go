@@ -80,7 +80,7 @@ func (t *MaskField) Apply(r *connect.Record) (*connect.Record, error) {
 				return nil, err
 			}
 		}
-		if err := out.Put(f.Name, fv); err != nil {
+		if err := kput(out, f.Name, fv); err != nil {
 			return nil, err
 		}
 	}

@@ -111,10 +111,18 @@ func (t *ReplaceField) Apply(r *connect.Record) (*connect.Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		// When a rename lands on an existing key, the renamed field wins
+		// (what Kafka does for the usual input order, where the original
+		// comes first); Go maps have no order, so make it explicit.
 		updated := make(map[string]any, len(m))
 		for k, x := range m {
-			if t.keep(k) {
-				updated[t.renamed(k)] = x
+			if _, renamed := t.renames[k]; t.keep(k) && !renamed {
+				updated[k] = x
+			}
+		}
+		for k, x := range m {
+			if n, renamed := t.renames[k]; t.keep(k) && renamed {
+				updated[n] = x
 			}
 		}
 		return t.with(r, nil, updated), nil
@@ -146,7 +154,7 @@ func (t *ReplaceField) Apply(r *connect.Record) (*connect.Record, error) {
 		if f == nil {
 			return nil, dataErr("%s is not a valid field name", orig)
 		}
-		if err := out.Put(name, fieldValue(st, f, t.replaceNull)); err != nil {
+		if err := kput(out, name, fieldValue(st, f, t.replaceNull)); err != nil {
 			return nil, err
 		}
 	}

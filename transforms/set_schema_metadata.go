@@ -80,7 +80,7 @@ func (t *SetSchemaMetadata) Apply(r *connect.Record) (*connect.Record, error) {
 		ns := connect.NewStructValue(updated)
 		for i := range updated.Fields {
 			f := &updated.Fields[i]
-			if err := ns.Put(f.Name, fieldValue(st, st.Schema().Field(f.Name), t.replaceNull)); err != nil {
+			if err := kput(ns, f.Name, fieldValue(st, st.Schema().Field(f.Name), t.replaceNull)); err != nil {
 				return nil, err
 			}
 		}

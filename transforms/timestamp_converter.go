@@ -215,7 +215,7 @@ func (t *TimestampConverter) convertStruct(st *connect.Struct, updated *connect.
 				return nil, err
 			}
 		}
-		if err := out.Put(f.Name, fv); err != nil {
+		if err := kput(out, f.Name, fv); err != nil {
 			return nil, err
 		}
 	}

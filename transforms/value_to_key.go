@@ -84,7 +84,7 @@ func (t *ValueToKey) Apply(r *connect.Record) (*connect.Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := key.Put(name, v); err != nil {
+		if err := kput(key, name, v); err != nil {
 			return nil, err
 		}
 	}

@@ -545,7 +545,8 @@ func writeFloat(b *bytes.Buffer, f float64, bits int) {
 
 func writeValue(b *bytes.Buffer, s *connect.Schema, v any) error {
 	if v == nil {
-		if !s.Optional && s.Default == nil {
+		// As Kafka's JsonConverter with replace.null.with.default=false.
+		if !s.Optional {
 			return fmt.Errorf("Conversion error: null value for field that is required and has no default value")
 		}
 		b.WriteString("null")
@@ -556,7 +557,11 @@ func writeValue(b *bytes.Buffer, s *connect.Schema, v any) error {
 	}
 	switch s.Name {
 	case connect.DecimalName:
-		raw, err := connect.DecimalToBytes(s, v.(connect.Decimal))
+		d := v.(connect.Decimal)
+		if scale, err := connect.DecimalScale(s); err == nil && scale != d.Scale {
+			return fmt.Errorf("Decimal value has mismatching scale for given Decimal schema. Schema has scale %d, value has scale %d.", scale, d.Scale)
+		}
+		raw, err := connect.DecimalToBytes(s, d)
 		if err != nil {
 			return err
 		}

@@ -136,8 +136,61 @@ public class Generator {
         c.put("source", List.of(
                 new SourceRecord(Map.of("file", "a"), Map.of("pos", 1L), "src", null, Schema.STRING_SCHEMA, "k",
                         USER, user(3, "dave", 50, "d@example.com", address("High", null)), 1700000000130L, headers())));
+        c.put("nested", nested());
         c.put("debezium", debezium());
         return c;
+    }
+
+    // Nested structs with defaults and optional parents, decimals, maps
+    // and arrays of structs: the corners of Flatten, Cast and MaskField.
+    static final Schema INNER = SchemaBuilder.struct().name("Inner").optional()
+            .field("x", SchemaBuilder.int32().defaultValue(5).build())
+            .field("y", Schema.OPTIONAL_STRING_SCHEMA)
+            .build();
+    // (A struct default cannot be built: SchemaBuilder.defaultValue compares
+    // the struct's ConnectSchema with the builder, never equal.)
+    static final Schema OUTER_DEFAULT_INNER = SchemaBuilder.struct().name("Inner2").optional()
+            .field("x", SchemaBuilder.int32().defaultValue(5).build())
+            .field("y", SchemaBuilder.string().optional().defaultValue("dflt").build())
+            .build();
+    static final Schema NESTED = SchemaBuilder.struct().name("Nested")
+            .field("id", Schema.INT32_SCHEMA)
+            .field("inner", INNER)
+            .field("innerWithDefault", OUTER_DEFAULT_INNER)
+            .field("price", Decimal.builder(2).optional().build())
+            .field("ratio", Schema.OPTIONAL_FLOAT64_SCHEMA)
+            .field("flag", Schema.OPTIONAL_STRING_SCHEMA)
+            .field("list", SchemaBuilder.array(Schema.INT32_SCHEMA).optional().build())
+            .field("t", Time.builder().optional().build())
+            .field("d", org.apache.kafka.connect.data.Date.builder().optional().build())
+            .build();
+    static final Schema WITH_MAP = SchemaBuilder.struct().name("WithMap")
+            .field("id", Schema.INT32_SCHEMA)
+            .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.STRING_SCHEMA).optional().build())
+            .build();
+
+    static List<ConnectRecord<?>> nested() {
+        Struct a = new Struct(NESTED).put("id", 1).put("inner", new Struct(INNER).put("x", 1).put("y", "a"))
+                .put("innerWithDefault", new Struct(OUTER_DEFAULT_INNER).put("x", 3))
+                .put("price", new BigDecimal("12.34")).put("ratio", -7.9).put("flag", "TRUE").put("list", List.of(1, 2))
+                .put("t", new java.util.Date(45296789L)).put("d", new java.util.Date(19724L * 86400000L));
+        Struct b = new Struct(NESTED).put("id", 2).put("price", new BigDecimal("-0.05")).put("ratio", 1e10).put("flag", "no");
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", 3L);
+        m.put("inner", new LinkedHashMap<>(Map.of("x", 1L)));
+        m.put("ratio", 2.5);
+        m.put("flag", "1");
+        m.put("big", 12345678901L);
+        Struct wm = new Struct(WITH_MAP).put("id", 4).put("attrs", Map.of("k", "v"));
+        return List.of(
+                new SinkRecord("nested", 0, null, null, NESTED, a, 1L, 1709212455678L,
+                        org.apache.kafka.common.record.TimestampType.CREATE_TIME, new ConnectHeaders()),
+                new SinkRecord("nested", 0, null, null, NESTED, b, 2L, 946684799999L,
+                        org.apache.kafka.common.record.TimestampType.LOG_APPEND_TIME, new ConnectHeaders()),
+                new SinkRecord("nested", 0, null, null, null, m, 3L, 0L,
+                        org.apache.kafka.common.record.TimestampType.CREATE_TIME, new ConnectHeaders()),
+                new SinkRecord("withmap", 0, null, null, WITH_MAP, wm, 4L, 1L,
+                        org.apache.kafka.common.record.TimestampType.CREATE_TIME, new ConnectHeaders()));
     }
 
     static List<ConnectRecord<?>> debezium() {
@@ -315,6 +368,33 @@ public class Generator {
         add("value-to-key-missing", T + "ValueToKey", "fields=id,nope", "user", "schemaless");
         add("value-to-key-default", T + "ValueToKey", "fields=email|replace.null.with.default=false", "user");
         add("value-to-key-empty", T + "ValueToKey", "fields=");
+        // Corners: nested defaults, decimals, logical types, maps.
+        add("n-flatten", T + "Flatten$Value", "", "nested");
+        add("n-flatten-delim", T + "Flatten$Value", "delimiter=::", "nested");
+        add("n-cast", T + "Cast$Value", "spec=price:string,ratio:int32,flag:boolean,t:int32,d:string", "nested");
+        add("n-cast-price-int", T + "Cast$Value", "spec=price:int64,ratio:float32", "nested");
+        add("n-cast-schemaless", T + "Cast$Value", "spec=ratio:int8,flag:boolean,big:int16,id:float64,missing:int32", "nested");
+        add("n-cast-list", T + "Cast$Value", "spec=list:string", "nested");
+        add("n-mask", T + "MaskField$Value", "fields=price,t,d,list,inner,ratio", "nested");
+        add("n-mask-schemaless", T + "MaskField$Value", "fields=inner,ratio,flag,missing", "nested");
+        add("n-mask-map", T + "MaskField$Value", "fields=attrs", "nested");
+        add("n-extract-v2", T + "ExtractField$Value", "field=inner.x|field.syntax.version=V2", "nested");
+        add("n-extract-v2-default", T + "ExtractField$Value", "field=innerWithDefault.y|field.syntax.version=V2", "nested");
+        add("n-header-from-missing", T + "HeaderFrom$Value", "fields=nope|headers=h|operation=copy", "nested");
+        add("n-header-from-struct", T + "HeaderFrom$Value", "fields=inner,price|headers=hi,hp|operation=move", "nested");
+        add("n-replace-collision", T + "ReplaceField$Value", "renames=ratio:id", "nested");
+        add("n-insert", T + "InsertField$Value", "timestamp.field=ts!|partition.field=p!", "nested");
+        add("n-ts-time", T + "TimestampConverter$Value", "field=t|target.type=string|format=HH:mm:ss.SSS a", "nested");
+        add("n-ts-date-unix", T + "TimestampConverter$Value", "field=d|target.type=unix|unix.precision=nanoseconds", "nested");
+        add("n-ts-missing", T + "TimestampConverter$Value", "field=nope|target.type=unix", "nested");
+        add("n-ts-string-2digit", T + "TimestampConverter$Value", "field=flag|target.type=unix|format=yy", "nested");
+        add("n-router", T + "TimestampRouter", "topic.format=${timestamp}/${topic}|timestamp.format=yyyy-'W'ww-u EEEE MMMM hh a D", "nested");
+        add("n-router-year-end", T + "TimestampRouter", "timestamp.format=YYYY-ww", "nested");
+        add("n-value-to-key", T + "ValueToKey", "fields=inner,price,d", "nested");
+        add("n-value-to-key-v2", T + "ValueToKey", "fields=inner.y,innerWithDefault.x|field.syntax.version=V2", "nested");
+        add("n-set-schema", T + "SetSchemaMetadata$Value", "schema.name=N|schema.version=1", "nested");
+        add("n-hoist", T + "HoistField$Value", "field=h", "nested");
+        add("n-regex-groups", T + "RegexRouter", "regex=(n)(e)(s)(t)(e)(d)(.*)|replacement=$7$6$5$4$3$2$1-$10", "nested");
         // Predicates
         add("p-topic", T + "predicates.TopicNameMatches", "pattern=u.*", everything);
         add("p-topic-partial", T + "predicates.TopicNameMatches", "pattern=ser", "user");
