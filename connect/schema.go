@@ -361,11 +361,16 @@ func Validate(s *Schema, v any) error {
 	return validate("", s, v)
 }
 
-func validate(field string, s *Schema, v any) error {
-	where := ""
-	if field != "" {
-		where = " for field: \"" + field + "\""
+// forField is the " for field: \"f\"" suffix of validation messages, built
+// only when a value is refused (validation runs for every struct put).
+func forField(field string) string {
+	if field == "" {
+		return ""
 	}
+	return " for field: \"" + field + "\""
+}
+
+func validate(field string, s *Schema, v any) error {
 	if v == nil {
 		if s.Optional || s.Default != nil {
 			return nil
@@ -374,7 +379,7 @@ func validate(field string, s *Schema, v any) error {
 	}
 	if lt, ok := logicalTypes[s.Name]; ok && lt.base == s.Type {
 		if !lt.accepts(v) {
-			return dataErrorf("Invalid Java object for schema %q with type %s: %T%s", s.Name, s.Type, v, where)
+			return dataErrorf("Invalid Java object for schema %q with type %s: %T%s", s.Name, s.Type, v, forField(field))
 		}
 		return nil
 	}
@@ -440,7 +445,7 @@ func validate(field string, s *Schema, v any) error {
 		}
 	}
 	if !ok {
-		return dataErrorf("Invalid Java object for schema with type %s: %T%s", s.Type, v, where)
+		return dataErrorf("Invalid Java object for schema with type %s: %T%s", s.Type, v, forField(field))
 	}
 	return nil
 }
