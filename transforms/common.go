@@ -272,7 +272,12 @@ func (c *schemaCache) get(in *connect.Schema) *connect.Schema {
 		return nil
 	}
 	e := c.entries[idx]
-	c.entries = append(append(c.entries[:idx:idx], c.entries[idx+1:]...), e)
+	if last := len(c.entries) - 1; idx != last {
+		// Move to the most recently used end, in place (no allocation on
+		// the per-record path).
+		copy(c.entries[idx:], c.entries[idx+1:])
+		c.entries[last] = e
+	}
 	return e.out
 }
 
@@ -280,7 +285,9 @@ func (c *schemaCache) put(in, out *connect.Schema) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= schemaCacheSize {
-		c.entries = append(c.entries[:0:0], c.entries[1:]...)
+		copy(c.entries, c.entries[1:])
+		c.entries[len(c.entries)-1] = schemaCacheEntry{in, out}
+		return
 	}
 	c.entries = append(c.entries, schemaCacheEntry{in, out})
 }
