@@ -151,12 +151,19 @@ type Converter struct {
 	mu      sync.Mutex
 	writers map[*connect.Schema]*writer
 	readers map[readerKey]*reader
+	parsed  map[int32]*avsc.Schema
 	codecs  map[string]*goavro.Codec // plain schema text → codec
 }
 
 type writer struct {
-	schema *avsc.Schema
-	text   string
+	schema  *avsc.Schema
+	text    string
+	targets map[string]target // by subject; guarded by Converter.mu
+}
+
+type target struct {
+	id    int32
+	codec *goavro.Codec
 }
 
 type readerKey struct {
@@ -213,6 +220,7 @@ func (c *Converter) Configure(props map[string]string, isKey bool) error {
 	}
 	c.timeout = 30 * time.Second
 	c.writers, c.readers, c.codecs = map[*connect.Schema]*writer{}, map[readerKey]*reader{}, map[string]*goavro.Codec{}
+	c.parsed = map[int32]*avsc.Schema{}
 	return nil
 }
 
@@ -240,32 +248,8 @@ func (c *Converter) FromConnectData(topic string, headers *connect.Headers, s *c
 	if err != nil {
 		return nil, serErr(topic, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
 	subject := c.strategy(topic, c.isKey, w.schema)
-	var id int32
-	encodeWith := w.schema
-	switch {
-	case c.useLatest:
-		latest, err := c.client.Latest(ctx, subject)
-		if err != nil {
-			return nil, serErr(topic, fmt.Errorf("Error retrieving latest version of %s: %w", subject, err))
-		}
-		ls, err := avsc.Parse(latest.Schema)
-		if err != nil {
-			return nil, serErr(topic, fmt.Errorf("latest schema of %s does not parse: %w", subject, err))
-		}
-		id, encodeWith = latest.ID, ls
-	case c.autoRegister:
-		if id, err = c.client.Register(ctx, subject, w.text); err != nil {
-			return nil, serErr(topic, fmt.Errorf("Error registering Avro schema %s: %w", w.text, err))
-		}
-	default:
-		if id, _, err = c.client.Lookup(ctx, subject, w.text); err != nil {
-			return nil, serErr(topic, fmt.Errorf("Error retrieving Avro schema %s: %w", w.text, err))
-		}
-	}
-	codec, err := c.codec(encodeWith)
+	id, codec, err := c.target(w, subject)
 	if err != nil {
 		return nil, serErr(topic, err)
 	}
@@ -274,6 +258,54 @@ func (c *Converter) FromConnectData(topic string, headers *connect.Headers, s *c
 		return nil, serErr(topic, err)
 	}
 	return out, nil
+}
+
+// target is the schema id and codec to write w's values under subject:
+// w's own schema registered or looked up, or with use.latest.version the
+// subject's latest schema (cached for the converter's life, as
+// Confluent's client caches it with latest.cache.ttl.sec=-1).
+func (c *Converter) target(w *writer, subject string) (int32, *goavro.Codec, error) {
+	c.mu.Lock()
+	t, ok := w.targets[subject]
+	c.mu.Unlock()
+	if ok {
+		return t.id, t.codec, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	var id int32
+	var err error
+	encodeWith := w.schema
+	switch {
+	case c.useLatest:
+		latest, err := c.client.Latest(ctx, subject)
+		if err != nil {
+			return 0, nil, fmt.Errorf("Error retrieving latest version of %s: %w", subject, err)
+		}
+		ls, err := avsc.Parse(latest.Schema)
+		if err != nil {
+			return 0, nil, fmt.Errorf("latest schema of %s does not parse: %w", subject, err)
+		}
+		id, encodeWith = latest.ID, ls
+	case c.autoRegister:
+		if id, err = c.client.Register(ctx, subject, w.text); err != nil {
+			return 0, nil, fmt.Errorf("Error registering Avro schema %s: %w", w.text, err)
+		}
+	default:
+		if id, _, err = c.client.Lookup(ctx, subject, w.text); err != nil {
+			return 0, nil, fmt.Errorf("Error retrieving Avro schema %s: %w", w.text, err)
+		}
+	}
+	codec, err := c.codec(encodeWith)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.mu.Lock()
+	if len(w.targets) < c.cacheSize {
+		w.targets[subject] = target{id, codec}
+	}
+	c.mu.Unlock()
+	return id, codec, nil
 }
 
 func (c *Converter) writerFor(s *connect.Schema) (*writer, error) {
@@ -287,7 +319,7 @@ func (c *Converter) writerFor(s *connect.Schema) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w = &writer{schema: as, text: as.String()}
+	w = &writer{schema: as, text: as.String(), targets: map[string]target{}}
 	c.mu.Lock()
 	if len(c.writers) >= c.cacheSize {
 		clear(c.writers)
@@ -386,15 +418,26 @@ func (c *Converter) ToConnectData(topic string, headers *connect.Headers, b []by
 }
 
 func (c *Converter) readerFor(topic string, id int32) (*reader, error) {
+	c.mu.Lock()
+	as := c.parsed[id]
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	text, err := c.client.SchemaByID(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("Error retrieving Avro schema for id %d: %w", id, err)
-	}
-	as, err := avsc.Parse(text)
-	if err != nil {
-		return nil, fmt.Errorf("schema id %d does not parse: %w", id, err)
+	var text string
+	if as == nil {
+		var err error
+		if text, err = c.client.SchemaByID(ctx, id); err != nil {
+			return nil, fmt.Errorf("Error retrieving Avro schema for id %d: %w", id, err)
+		}
+		if as, err = avsc.Parse(text); err != nil {
+			return nil, fmt.Errorf("schema id %d does not parse: %w", id, err)
+		}
+		c.mu.Lock()
+		if len(c.parsed) >= c.cacheSize {
+			clear(c.parsed)
+		}
+		c.parsed[id] = as
+		c.mu.Unlock()
 	}
 	key := readerKey{id, c.strategy(topic, c.isKey, as)}
 	c.mu.Lock()
@@ -402,6 +445,9 @@ func (c *Converter) readerFor(topic string, id int32) (*reader, error) {
 	c.mu.Unlock()
 	if ok {
 		return r, nil
+	}
+	if text == "" {
+		text = as.String()
 	}
 	// The Connect schema's version is connect.version, else the version
 	// the schema has under the subject (as Confluent's deserializer

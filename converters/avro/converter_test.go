@@ -16,7 +16,7 @@ import (
 )
 
 // registry starts Fjord's schema registry (in memory) for a test.
-func registry(t *testing.T) (*schemaregistry.Server, string) {
+func registry(t testing.TB) (*schemaregistry.Server, string) {
 	t.Helper()
 	srv, err := schemaregistry.New(schemaregistry.Config{Logger: quietLogger()})
 	if err != nil {
