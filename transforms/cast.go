@@ -16,11 +16,10 @@ import (
 // key/value (spec "int64") to another primitive type.
 type Cast struct {
 	side
-	casts          map[string]connect.Type
-	wholeValue     connect.Type // 0 unless the spec casts the whole value
-	replaceNull    bool
-	cache          schemaCache
-	configuredSpec []string
+	casts       map[string]connect.Type
+	wholeValue  connect.Type // 0 unless the spec casts the whole value
+	replaceNull bool
+	cache       schemaCache
 }
 
 func castConfigDef() *connect.ConfigDef {
@@ -55,7 +54,6 @@ func (c *Cast) Configure(props map[string]string) error {
 		return configErr("spec", err.Error())
 	}
 	c.replaceNull = cfg.Bool("replace.null.with.default")
-	c.configuredSpec = cfg.List("spec")
 	return nil
 }
 

@@ -33,4 +33,23 @@
 // transformation instance, as Kafka's LRU caches do, so the same input
 // schema yields the same output *Schema (converters can then cache by
 // pointer).
+// # Where Fjord differs from Kafka
+//
+// On purpose, and pinned by tests:
+//   - ReplaceField still accepts the "blacklist"/"whitelist" keys Kafka 4
+//     removed (when "exclude"/"include" are not set).
+//   - ExtractNewRecordState still honours Debezium 2's "drop.tombstones"
+//     and "delete.handling.mode" when "delete.tombstone.handling.mode" is
+//     not set; Debezium 3 ignores them.
+//   - SetSchemaMetadata caches its output schema (Kafka builds one per
+//     record), and transformations never modify their input record
+//     (Debezium's add.headers does).
+//   - Regular expressions run on Go's RE2: Java-only syntax (lookaround,
+//     backreferences, possessive quantifiers) is refused at configure time.
+//   - Dates before the 1582 Gregorian cutover are proleptic Gregorian, not
+//     Julian as in java.util.GregorianCalendar.
+//   - Values.parseString's lists and maps whose elements share no schema
+//     (Kafka's arrayOfNull/mapOfNull) become schemaless values.
+//   - A few error messages cannot be reproduced: Java object hashes, Java
+//     regex syntax errors, Debezium's "Unable to validate config.".
 package transforms
