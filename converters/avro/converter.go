@@ -238,6 +238,9 @@ func (c *Converter) FromConnectData(topic string, headers *connect.Headers, s *c
 		return nil, errors.New("AvroConverter is not configured")
 	}
 	if v == nil {
+		if s != nil && !s.Optional {
+			return nil, serErr(topic, dataErr("Found null value for non-optional schema"))
+		}
 		return nil, nil
 	}
 	w, err := c.writerFor(s)
@@ -296,7 +299,7 @@ func (c *Converter) target(w *writer, subject string) (int32, *goavro.Codec, err
 			return 0, nil, fmt.Errorf("Error retrieving Avro schema %s: %w", w.text, err)
 		}
 	}
-	codec, err := c.codec(encodeWith)
+	codec, err := c.codec(encodeWith, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -331,9 +334,14 @@ func (c *Converter) writerFor(s *connect.Schema) (*writer, error) {
 
 // codec returns goavro's codec for s, built from s without properties
 // (logical types stay their base types, as Connect converts them
-// itself) but with defaults.
-func (c *Converter) codec(s *avsc.Schema) (*goavro.Codec, error) {
-	text := plain(s).String()
+// itself) but with defaults. Codecs for writing see every map as an
+// array of key/value records, which has the same binary encoding
+// (a block count, then key and value per entry): goavro writes a Go
+// map in random order, and equal values must give equal bytes
+// (compacted topics key by them), so toAvro hands maps over as entries
+// sorted by key.
+func (c *Converter) codec(s *avsc.Schema, forWrite bool) (*goavro.Codec, error) {
+	text := plain(s, forWrite).String()
 	c.mu.Lock()
 	codec, ok := c.codecs[text]
 	c.mu.Unlock()
@@ -353,12 +361,19 @@ func (c *Converter) codec(s *avsc.Schema) (*goavro.Codec, error) {
 	return codec, nil
 }
 
-// plain copies s without properties.
-func plain(s *avsc.Schema) *avsc.Schema {
-	return plainCopy(s, map[*avsc.Schema]*avsc.Schema{})
+// plain copies s without properties; mapsAsArrays turns maps into
+// arrays of {key, value} records.
+func plain(s *avsc.Schema, mapsAsArrays bool) *avsc.Schema {
+	n := 0
+	return plainCopy(s, map[*avsc.Schema]*avsc.Schema{}, mapsAsArrays, &n)
 }
 
-func plainCopy(s *avsc.Schema, seen map[*avsc.Schema]*avsc.Schema) *avsc.Schema {
+// entryNamespace names the synthetic map entry records; no user schema
+// can hold a name in it (it is not a valid Avro namespace for users to
+// pick by accident).
+const entryNamespace = "fjord_internal_map"
+
+func plainCopy(s *avsc.Schema, seen map[*avsc.Schema]*avsc.Schema, mapsAsArrays bool, n *int) *avsc.Schema {
 	if c, ok := seen[s]; ok {
 		return c
 	}
@@ -366,20 +381,28 @@ func plainCopy(s *avsc.Schema, seen map[*avsc.Schema]*avsc.Schema) *avsc.Schema 
 	c.Props = nil
 	seen[s] = &c
 	if s.Items != nil {
-		c.Items = plainCopy(s.Items, seen)
+		c.Items = plainCopy(s.Items, seen, mapsAsArrays, n)
 	}
 	if s.Values != nil {
-		c.Values = plainCopy(s.Values, seen)
+		c.Values = plainCopy(s.Values, seen, mapsAsArrays, n)
+		if mapsAsArrays {
+			*n++
+			entry := &avsc.Schema{Type: avsc.Record, Name: fmt.Sprintf("Entry%d", *n), Namespace: entryNamespace, Fields: []*avsc.Field{
+				{Name: "key", Type: &avsc.Schema{Type: avsc.String}, Order: "ascending"},
+				{Name: "value", Type: c.Values, Order: "ascending", Pos: 1},
+			}}
+			c.Type, c.Values, c.Items = avsc.Array, nil, entry
+		}
 	}
 	c.Branches = nil
 	for _, b := range s.Branches {
-		c.Branches = append(c.Branches, plainCopy(b, seen))
+		c.Branches = append(c.Branches, plainCopy(b, seen, mapsAsArrays, n))
 	}
 	c.Fields = nil
 	for _, f := range s.Fields {
 		fc := *f
 		fc.Props = nil
-		fc.Type = plainCopy(f.Type, seen)
+		fc.Type = plainCopy(f.Type, seen, mapsAsArrays, n)
 		c.Fields = append(c.Fields, &fc)
 	}
 	return &c
@@ -462,7 +485,7 @@ func (c *Converter) readerFor(topic string, id int32) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	codec, err := c.codec(as)
+	codec, err := c.codec(as, false)
 	if err != nil {
 		return nil, err
 	}

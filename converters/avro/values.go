@@ -1,6 +1,7 @@
 package avro
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -35,18 +36,24 @@ func branchName(s *avsc.Schema) string {
 	return string(s.Type)
 }
 
+// writeBranchName is branchName in the writing codec, where maps are
+// arrays of entries (see Converter.codec).
+func writeBranchName(s *avsc.Schema) string {
+	if s.Type == avsc.Map {
+		return string(avsc.Array)
+	}
+	return branchName(s)
+}
+
 // toAvro converts a Connect value to goavro's native form for a (the
 // Avro schema fromConnectSchema made for s), as AvroData.fromConnectData.
 func toAvro(s *connect.Schema, a *avsc.Schema, v any) (any, error) {
 	if v == nil {
+		// A struct field's default was applied by Struct.GetField.
 		if !s.Optional {
-			if s.Default == nil {
-				return nil, dataErr("Found null value for non-optional schema")
-			}
-			v = s.Default
-		} else {
-			return nil, nil
+			return nil, dataErr("Found null value for non-optional schema")
 		}
+		return nil, nil
 	}
 	if a.Type == avsc.Union {
 		if s.Type == connect.StructType && s.Name == unionName {
@@ -69,7 +76,7 @@ func toAvro(s *connect.Schema, a *avsc.Schema, v any) (any, error) {
 						if err != nil {
 							return nil, err
 						}
-						return map[string]any{branchName(b): nv}, nil
+						return map[string]any{writeBranchName(b): nv}, nil
 					}
 				}
 				return nil, dataErr("union member %s has no Avro branch", f.Name)
@@ -83,7 +90,7 @@ func toAvro(s *connect.Schema, a *avsc.Schema, v any) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{branchName(b): nv}, nil
+				return map[string]any{writeBranchName(b): nv}, nil
 			}
 		}
 		return nil, dataErr("union %s has no non-null branch", a)
@@ -186,17 +193,19 @@ func toAvro(s *connect.Schema, a *avsc.Schema, v any) (any, error) {
 		return out, nil
 	case connect.Map:
 		if a.Type == avsc.Map {
+			// Entries sorted by key, for the writing codec's array of
+			// records (see Converter.codec): equal maps, equal bytes.
 			m, ok := v.(map[string]any)
 			if !ok {
 				return nil, bad()
 			}
-			out := make(map[string]any, len(m))
-			for k, val := range m {
-				nv, err := toAvro(s.ValueSchema, a.Values, val)
+			out := make([]any, 0, len(m))
+			for _, k := range sortedKeys(m) {
+				nv, err := toAvro(s.ValueSchema, a.Values, m[k])
 				if err != nil {
 					return nil, err
 				}
-				out[k] = nv
+				out = append(out, map[string]any{"key": k, "value": nv})
 			}
 			return out, nil
 		}
@@ -716,7 +725,8 @@ func fromAvro(s *connect.Schema, a *avsc.Schema, v any) (any, error) {
 		if s.Name == connect.DecimalName {
 			return connect.DecimalFromBytes(s, n)
 		}
-		return n, nil
+		// goavro's bytes share the message buffer, which the runtime reuses.
+		return bytes.Clone(n), nil
 	case connect.Array:
 		items, ok := v.([]any)
 		if !ok {
