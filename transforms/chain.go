@@ -119,6 +119,10 @@ func BuildChain(props map[string]string) (*Chain, error) {
 			continue
 		}
 		pred := p.(connect.Predicate)
+		if bad := validatePrefixed(pred.Config(), prefix, props, false); len(bad) > 0 {
+			problems = append(problems, bad...)
+			continue
+		}
 		if err := pred.Configure(connect.WithPrefix(props, prefix)); err != nil {
 			addConfigProblems(add, prefix, err)
 			continue
@@ -142,7 +146,8 @@ func BuildChain(props map[string]string) (*Chain, error) {
 		delete(cfg, "negate")
 		delete(cfg, "type")
 		if hasNegate && !hasPred {
-			add(prefix+"negate", "Config '"+prefix+"negate' was provided but there is no config '"+prefix+"predicate' defining a predicate to be negated.")
+			// Kafka reports it on the type key.
+			add(prefix+"type", "Config '"+prefix+"negate' was provided but there is no config '"+prefix+"predicate' defining a predicate to be negated.")
 		}
 		stage := &Stage{Alias: alias, Class: class, Transformation: tr}
 		if hasPred {
@@ -154,6 +159,13 @@ func BuildChain(props map[string]string) (*Chain, error) {
 				add(prefix+"predicate", "Invalid value "+predAlias+" for configuration "+prefix+"predicate: predicate '"+predAlias+"' is not defined; list it in 'predicates' and set 'predicates."+predAlias+".type'")
 			}
 		}
+		if bad := validatePrefixed(tr.Config(), prefix, props, true); len(bad) > 0 {
+			problems = append(problems, bad...)
+			continue
+		}
+		// Configure also finds what per-key validation cannot (Kafka only
+		// finds these when the task starts): InsertField with nothing to
+		// insert, HeaderFrom lists of different lengths, ...
 		if err := tr.Configure(cfg); err != nil {
 			addConfigProblems(add, prefix, err)
 			continue
@@ -208,9 +220,47 @@ func newPlugin(props map[string]string, typeKey string, kind plugins.Kind) (any,
 		if kind == plugins.Predicate {
 			noun = "Predicate"
 		}
-		return nil, "", "Invalid value " + name + " for configuration " + typeKey + ": Not a " + noun
+		return nil, "", "Class class " + p.Class + " does not implement the " + noun + " interface"
 	}
 	return p.New(), p.Class, ""
+}
+
+// validatePrefixed validates a plugin's keys as Kafka's enriched
+// connector ConfigDef does: under their full names ("transforms.a.spec"),
+// so messages name the keys the user wrote. Transformations' implicit
+// "predicate" and "negate" keys mask the plugin's own.
+func validatePrefixed(def *connect.ConfigDef, prefix string, props map[string]string, transformation bool) []connect.ConfigProblem {
+	prefixed := connect.NewConfigDef()
+	for _, k := range def.Keys() {
+		if transformation && (k.Name == "predicate" || k.Name == "negate") {
+			continue
+		}
+		name := k.Name
+		k.Name = prefix + name
+		if v := k.Validator; v != nil {
+			// As Kafka's ConfigDef.embed: the validator sees the plugin's
+			// own key name, so its messages say "configuration fields".
+			k.Validator = func(_ string, value any) error {
+				err := v(name, value)
+				if err == nil {
+					return nil
+				}
+				var verbatim *connect.VerbatimError
+				if errors.As(err, &verbatim) {
+					return verbatim
+				}
+				return &connect.VerbatimError{Msg: "Invalid value " + javaString(value) + " for configuration " + name + ": " + err.Error()}
+			}
+		}
+		prefixed.Define(k)
+	}
+	var out []connect.ConfigProblem
+	for _, v := range prefixed.Validate(props) {
+		for _, msg := range v.Errors {
+			out = append(out, connect.ConfigProblem{Key: v.Name, Message: msg})
+		}
+	}
+	return out
 }
 
 // addConfigProblems re-keys a plugin's configuration problems under the

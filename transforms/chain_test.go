@@ -1,7 +1,9 @@
 package transforms_test
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -87,6 +89,9 @@ func TestBuildChainEmpty(t *testing.T) {
 	}
 }
 
+// TestBuildChainErrors checks the messages Kafka Connect 4.4's
+// ConnectorConfig.enrich(...).validate(...) gives for the same config
+// (captured by hand with a probe against the 4.4 jars).
 func TestBuildChainErrors(t *testing.T) {
 	_, err := transforms.BuildChain(map[string]string{
 		"transforms":          "a,b,c,d,e",
@@ -101,13 +106,13 @@ func TestBuildChainErrors(t *testing.T) {
 	})
 	got := problems(t, err)
 	want := map[string]string{
-		"transforms.a.type":   `Missing required configuration "transforms.a.type" which has no default value.`,
-		"transforms.b.type":   "Invalid value com.example.Nope for configuration transforms.b.type: Class com.example.Nope could not be found.",
-		"transforms.c.type":   "Invalid value org.apache.kafka.connect.transforms.predicates.HasHeaderKey for configuration transforms.c.type: Not a Transformation",
-		"transforms.d.spec":   "Cast transformation does not support casting to BYTES; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]",
-		"transforms.e.negate": "Config 'transforms.e.negate' was provided but there is no config 'transforms.e.predicate' defining a predicate to be negated.",
-		"predicates.p.name":   `Missing required configuration "name" which has no default value.`,
-		"predicates.q.type":   `Missing required configuration "predicates.q.type" which has no default value.`,
+		"transforms.a.type": `Missing required configuration "transforms.a.type" which has no default value.`,
+		"transforms.b.type": "Invalid value com.example.Nope for configuration transforms.b.type: Class com.example.Nope could not be found.",
+		"transforms.c.type": "Class class org.apache.kafka.connect.transforms.predicates.HasHeaderKey does not implement the Transformation interface",
+		"transforms.d.spec": "Cast transformation does not support casting to BYTES; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]",
+		"transforms.e.type": "Config 'transforms.e.negate' was provided but there is no config 'transforms.e.predicate' defining a predicate to be negated.",
+		"predicates.p.name": `Missing required configuration "predicates.p.name" which has no default value.`,
+		"predicates.q.type": `Missing required configuration "predicates.q.type" which has no default value.`,
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -176,5 +181,48 @@ func TestChainConfigDef(t *testing.T) {
 	}
 	if len(errs["transforms.route.type"]) != 0 {
 		t.Errorf("valid type flagged: %v", errs["transforms.route.type"])
+	}
+}
+
+// TestBuildChainMatchesKafkaValidation replays testdata/golden/chain.jsonl:
+// the errors Kafka Connect 4.4's connector validation reports for
+// transforms/predicates configs must be BuildChain's problems.
+func TestBuildChainMatchesKafkaValidation(t *testing.T) {
+	data, err := os.ReadFile("testdata/golden/chain.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("only %d chain cases", len(lines))
+	}
+	for i, line := range lines {
+		var c struct {
+			Props  map[string]string   `json:"props"`
+			Errors map[string][]string `json:"errors"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatal(err)
+		}
+		chain, err := transforms.BuildChain(c.Props)
+		if len(c.Errors) == 0 {
+			if err != nil {
+				t.Errorf("case %d: Kafka accepts, BuildChain: %v", i, err)
+			} else {
+				chain.Close()
+			}
+			continue
+		}
+		got := problems(t, err)
+		for k, msgs := range c.Errors {
+			if got[k] != msgs[0] {
+				t.Errorf("case %d %s:\n got %q\nwant %q", i, k, got[k], msgs[0])
+			}
+		}
+		for k, m := range got {
+			if _, ok := c.Errors[k]; !ok {
+				t.Errorf("case %d: extra problem %s: %s", i, k, m)
+			}
+		}
 	}
 }

@@ -13,9 +13,11 @@ ROOT="$(cd "$HERE/../../.." && pwd)"
 CP="$("$ROOT/scripts/kafka.sh" classpath)"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-javac -nowarn -d "$OUT" -cp "$CP" "$HERE/Generator.java"
+javac -nowarn -d "$OUT" -cp "$CP" "$HERE/Generator.java" "$HERE/ChainProbe.java"
 java -Duser.timezone=UTC -cp "$OUT:$CP" Generator > "$HERE/kafka.jsonl"
 echo "wrote $(wc -l < "$HERE/kafka.jsonl") cases to $HERE/kafka.jsonl" >&2
+java -Duser.timezone=UTC -cp "$OUT:$CP" ChainProbe 2>/dev/null > "$HERE/chain.jsonl"
+echo "wrote $(wc -l < "$HERE/chain.jsonl") chain validations to $HERE/chain.jsonl" >&2
 
 # Debezium 3.6.1's ExtractNewRecordState, from Maven Central (Kafka's own
 # jars come first on the classpath).
