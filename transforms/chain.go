@@ -231,15 +231,35 @@ func newPlugin(props map[string]string, typeKey string, kind plugins.Kind) (any,
 // "predicate" and "negate" keys mask the plugin's own.
 func validatePrefixed(def *connect.ConfigDef, prefix string, props map[string]string, transformation bool) []connect.ConfigProblem {
 	prefixed := connect.NewConfigDef()
+	for _, k := range embedKeys(def, prefix, "", transformation) {
+		prefixed.Define(k)
+	}
+	var out []connect.ConfigProblem
+	for _, v := range prefixed.Validate(props) {
+		for _, msg := range v.Errors {
+			out = append(out, connect.ConfigProblem{Key: v.Name, Message: msg})
+		}
+	}
+	return out
+}
+
+// embedKeys is Kafka's ConfigDef.embed: the plugin's keys under prefix
+// (in group, when given), their validators still seeing the plugin's own
+// key names so messages say "configuration fields". Transformations'
+// implicit "predicate" and "negate" keys mask the plugin's own.
+func embedKeys(def *connect.ConfigDef, prefix, group string, transformation bool) []connect.ConfigKey {
+	var out []connect.ConfigKey
 	for _, k := range def.Keys() {
 		if transformation && (k.Name == "predicate" || k.Name == "negate") {
 			continue
 		}
 		name := k.Name
 		k.Name = prefix + name
+		k.DisplayName = ""
+		if group != "" {
+			k.Group = group
+		}
 		if v := k.Validator; v != nil {
-			// As Kafka's ConfigDef.embed: the validator sees the plugin's
-			// own key name, so its messages say "configuration fields".
 			k.Validator = func(_ string, value any) error {
 				err := v(name, value)
 				if err == nil {
@@ -252,13 +272,7 @@ func validatePrefixed(def *connect.ConfigDef, prefix string, props map[string]st
 				return &connect.VerbatimError{Msg: "Invalid value " + javaString(value) + " for configuration " + name + ": " + err.Error()}
 			}
 		}
-		prefixed.Define(k)
-	}
-	var out []connect.ConfigProblem
-	for _, v := range prefixed.Validate(props) {
-		for _, msg := range v.Errors {
-			out = append(out, connect.ConfigProblem{Key: v.Name, Message: msg})
-		}
+		out = append(out, k)
 	}
 	return out
 }
@@ -307,6 +321,10 @@ func ChainConfigDef(props map[string]string) *connect.ConfigDef {
 					if _, _, msg := newPlugin(map[string]string{name: fmt.Sprint(v)}, name, kind); msg != "" {
 						return &connect.VerbatimError{Msg: msg}
 					}
+					_, hasNegate := props[prefix+"negate"]
+					if _, hasPred := props[prefix+"predicate"]; kind == plugins.Transformation && hasNegate && !hasPred {
+						return &connect.VerbatimError{Msg: "Config '" + prefix + "negate' was provided but there is no config '" + prefix + "predicate' defining a predicate to be negated."}
+					}
 					return nil
 				}})
 			if kind == plugins.Transformation {
@@ -326,13 +344,7 @@ func ChainConfigDef(props map[string]string) *connect.ConfigDef {
 			case connect.Predicate:
 				pd = x.Config()
 			}
-			for _, k := range pd.Keys() {
-				if kind == plugins.Transformation && (k.Name == "predicate" || k.Name == "negate") {
-					continue // the implicit keys mask the plugin's, as in Kafka
-				}
-				k.Name = prefix + k.Name
-				k.Group = group
-				k.DisplayName = ""
+			for _, k := range embedKeys(pd, prefix, group, kind == plugins.Transformation) {
 				def.Define(k)
 			}
 		}
@@ -347,7 +359,7 @@ func uniqueAliases(name string, v any) error {
 	seen := map[string]bool{}
 	for _, it := range items {
 		if seen[it] {
-			return errors.New("Duplicate alias provided.")
+			return &connect.VerbatimError{Msg: "Invalid value " + javaString(items) + " for configuration " + name + ": Duplicate alias provided."}
 		}
 		seen[it] = true
 	}

@@ -204,6 +204,13 @@ func TestBuildChainMatchesKafkaValidation(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
 			t.Fatal(err)
 		}
+		// The validate endpoint's view (ChainConfigDef) must agree too.
+		for _, v := range transforms.ChainConfigDef(c.Props).Validate(c.Props) {
+			want := c.Errors[v.Name]
+			if len(want) != len(v.Errors) || (len(want) > 0 && want[0] != v.Errors[0]) {
+				t.Errorf("case %d: ChainConfigDef %s: %q, want %q", i, v.Name, v.Errors, want)
+			}
+		}
 		chain, err := transforms.BuildChain(c.Props)
 		if len(c.Errors) == 0 {
 			if err != nil {
