@@ -135,6 +135,13 @@ func conformance(t *testing.T, base string) {
 	eq(t, "raw schema", c.ok("GET", "/subjects/users/versions/1/schema", nil), map[string]any{"type": "record", "name": "User", "namespace": "com.acme", "fields": []any{map[string]any{"name": "id", "type": "long"}}})
 	eq(t, "plain schema", c.ok("GET", "/subjects/plain/versions/1", nil), map[string]any{"subject": "plain", "version": 1, "id": 2, "schema": `"string"`})
 	c.fail("GET", "/subjects/users/versions/2", nil, 404, 40402, "Version 2 not found.")
+	eq(t, "referenced by", c.ok("GET", "/subjects/users/versions/1/referencedby", nil), []int{})
+	c.fail("GET", "/subjects/users/versions/5/referencedby", nil, 404, 40402, "Version 5 not found.")
+	eq(t, "contexts", c.ok("GET", "/contexts", nil), []string{"."})
+	eq(t, "schemas", c.ok("GET", "/schemas?subjectPrefix=p", nil), []any{map[string]any{"subject": "plain", "version": 1, "id": 2, "schema": `"string"`}})
+	if n := len(c.ok("GET", "/schemas?latestOnly=true", nil).([]any)); n != 3 {
+		t.Errorf("schemas latestOnly: %d, want 3", n)
+	}
 	c.fail("GET", "/subjects/users/versions/abc", nil, 422, 42202, "The specified version 'abc' is not a valid version id.")
 	c.fail("GET", "/subjects/users/versions/0", nil, 422, 42202, "not a valid version id")
 	c.fail("GET", "/subjects/users/versions/99999999999", nil, 422, 42202, "not a valid version id")

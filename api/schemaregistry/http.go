@@ -34,9 +34,12 @@ func (s *Server) routes(r chi.Router) {
 	r.Post("/subjects/{subject}/versions", s.register)
 	r.Get("/subjects/{subject}/versions/{version}", s.getVersion)
 	r.Get("/subjects/{subject}/versions/{version}/schema", s.getVersionSchema)
+	r.Get("/subjects/{subject}/versions/{version}/referencedby", s.referencedBy)
 	r.Delete("/subjects/{subject}/versions/{version}", s.deleteVersion)
 	r.Post("/subjects/{subject}", s.lookup)
 	r.Delete("/subjects/{subject}", s.deleteSubject)
+	r.Get("/schemas", s.listSchemas)
+	r.Get("/contexts", func(w http.ResponseWriter, req *http.Request) { writeJSON(w, http.StatusOK, []string{"."}) })
 	r.Get("/schemas/types", func(w http.ResponseWriter, req *http.Request) { writeJSON(w, http.StatusOK, []string{"AVRO"}) })
 	r.Get("/schemas/ids/{id}", s.schemaByID)
 	r.Get("/schemas/ids/{id}/schema", s.schemaByIDRaw)
@@ -215,6 +218,22 @@ func (s *Server) getVersionSchema(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	io.WriteString(w, si.Schema)
+}
+
+// referencedBy answers no ids: schema references are not supported, so
+// nothing refers to anything (after checking the version exists).
+func (s *Server) referencedBy(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.reg.Version(subjectParam(r), chi.URLParam(r, "version"), true); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, []int{})
+}
+
+// listSchemas is GET /schemas: every version (the latest per subject
+// with latestOnly), filtered by subjectPrefix.
+func (s *Server) listSchemas(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.reg.Schemas(r.URL.Query().Get("subjectPrefix"), boolQuery(r, "deleted"), boolQuery(r, "latestOnly")))
 }
 
 func (s *Server) readRegister(w http.ResponseWriter, r *http.Request) ([]byte, RegisterRequest, bool) {

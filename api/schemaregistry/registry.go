@@ -501,6 +501,24 @@ func (r *Registry) Version(subject, ver string, includeDeleted bool) (*SchemaInf
 	return nil, versionNotFound(n)
 }
 
+// Schemas lists versions of the subjects starting with prefix, by
+// subject then version (only the latest of each with latestOnly).
+func (r *Registry) Schemas(prefix string, includeDeleted, latestOnly bool) []*SchemaInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := []*SchemaInfo{}
+	for _, subject := range r.st.subjectList(includeDeleted, prefix) {
+		vs := r.st.versions(subject, includeDeleted)
+		if latestOnly {
+			vs = vs[len(vs)-1:]
+		}
+		for _, v := range vs {
+			out = append(out, info(v))
+		}
+	}
+	return out
+}
+
 // SchemaByID is GET /schemas/ids/{id}.
 func (r *Registry) SchemaByID(id int) (schemaType, schema string, err error) {
 	r.mu.RLock()
