@@ -418,6 +418,8 @@ public class Generator {
         add("dbz-add-headers-prefix", D, "add.headers=op|add.headers.prefix=x-", "debezium");
         add("dbz-route", D, "route.by.field=first_name|delete.tombstone.handling.mode=rewrite", "debezium");
         add("dbz-rewrite-no-default", D, "delete.tombstone.handling.mode=rewrite|replace.null.with.default=false|add.fields=op", "debezium");
+        add("dbz-rwt-headers", D, "delete.tombstone.handling.mode=rewrite-with-tombstone|add.headers=op,table:tbl|add.fields=name,ts_ms:when", "debezium");
+        add("dbz-route-delete", D, "route.by.field=first_name|delete.tombstone.handling.mode=tombstone", "debezium");
         add("dbz-bad-mode", D, "delete.tombstone.handling.mode=bogus");
     }
 
