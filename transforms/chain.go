@@ -64,11 +64,13 @@ func (c *Chain) Close() error {
 		return nil
 	}
 	var errs []error
+	closed := map[string]bool{} // stages may share a predicate
 	for _, s := range c.Stages {
 		if err := s.Transformation.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close transformation %s: %w", s.Alias, err))
 		}
-		if s.Predicate != nil {
+		if s.Predicate != nil && !closed[s.PredicateAlias] {
+			closed[s.PredicateAlias] = true
 			if err := s.Predicate.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close predicate %s: %w", s.PredicateAlias, err))
 			}
@@ -110,10 +112,9 @@ func BuildChain(props map[string]string) (*Chain, error) {
 		add("predicates", pErr)
 	}
 	preds := map[string]connect.Predicate{}
-	predClass := map[string]string{}
 	for _, alias := range predAliases {
 		prefix := "predicates." + alias + "."
-		p, class, msg := newPlugin(props, prefix+"type", plugins.Predicate)
+		p, _, msg := newPlugin(props, prefix+"type", plugins.Predicate)
 		if msg != "" {
 			add(prefix+"type", msg)
 			continue
@@ -127,7 +128,7 @@ func BuildChain(props map[string]string) (*Chain, error) {
 			addConfigProblems(add, prefix, err)
 			continue
 		}
-		preds[alias], predClass[alias] = pred, class
+		preds[alias] = pred
 	}
 
 	chain := &Chain{}
@@ -173,11 +174,19 @@ func BuildChain(props map[string]string) (*Chain, error) {
 		chain.Stages = append(chain.Stages, stage)
 	}
 	if len(problems) > 0 {
-		_ = chain.Close()
+		for _, s := range chain.Stages {
+			_ = s.Transformation.Close()
+		}
 		for _, p := range preds {
 			_ = p.Close()
 		}
 		return nil, &connect.ConfigError{Problems: problems}
+	}
+	// Predicates no stage uses are closed now; Chain.Close closes the rest.
+	for alias, p := range preds {
+		if !slices.ContainsFunc(chain.Stages, func(s *Stage) bool { return s.PredicateAlias == alias }) {
+			_ = p.Close()
+		}
 	}
 	return chain, nil
 }
