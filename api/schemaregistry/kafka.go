@@ -186,9 +186,10 @@ type GroupElector struct {
 	opts         []kgo.Opt
 	log          *slog.Logger
 
-	mu     sync.Mutex
-	leader Leader
-	cl     *kgo.Client
+	mu       sync.Mutex
+	leader   Leader
+	cl       *kgo.Client
+	onRevoke func() // waits for the write in progress (Registry.drain)
 }
 
 type identity struct {
@@ -223,7 +224,14 @@ func (e *GroupElector) Start(ctx context.Context) error {
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(10 * time.Second),
 		kgo.HeartbeatInterval(time.Second),
-		kgo.OnPartitionsRevoked(func(context.Context, *kgo.Client, map[string][]int32) { e.setLeader(Leader{}) }),
+		// Before the group rebalances, stop leading and let the write in
+		// progress finish, so the next leader never overlaps with it.
+		kgo.OnPartitionsRevoked(func(context.Context, *kgo.Client, map[string][]int32) {
+			e.setLeader(Leader{})
+			if e.onRevoke != nil {
+				e.onRevoke()
+			}
+		}),
 		kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) { e.setLeader(Leader{}) }),
 	}, e.opts...)
 	cl, err := kgo.NewClient(opts...)

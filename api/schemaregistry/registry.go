@@ -97,9 +97,10 @@ type Registry struct {
 }
 
 type writeReq struct {
-	ctx  context.Context
-	fn   func(ctx context.Context) (any, error)
-	done chan writeResult
+	ctx     context.Context
+	fn      func(ctx context.Context) (any, error)
+	done    chan writeResult
+	barrier bool
 }
 
 type writeResult struct {
@@ -168,9 +169,29 @@ func (r *Registry) runWriter() {
 		case <-r.stop:
 			return
 		case req := <-r.writes:
+			// Leadership is checked again here: it may have moved while
+			// the request waited (drain below makes that the only way).
+			if l := r.elector.Leader(); !l.Self && !req.barrier {
+				req.done <- writeResult{nil, &errNotLeader{l}}
+				continue
+			}
 			v, err := req.fn(req.ctx)
 			req.done <- writeResult{v, err}
 		}
+	}
+}
+
+// drain returns once the write in progress, if any, has finished. The
+// elector calls it when leadership is being taken away (before the
+// group rebalances), after marking the leader unknown: writes queued
+// later see that and are refused, so an old and a new leader never
+// write at the same time.
+func (r *Registry) drain() {
+	req := writeReq{ctx: context.Background(), fn: func(context.Context) (any, error) { return nil, nil }, done: make(chan writeResult, 1), barrier: true}
+	select {
+	case r.writes <- req:
+		<-req.done
+	case <-r.stop:
 	}
 }
 

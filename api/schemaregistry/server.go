@@ -22,7 +22,10 @@
 // Kafka consumer group (GroupElector: the current leader keeps the role
 // while it stays in the group; otherwise the first eligible member);
 // other instances forward write requests to the leader's advertised URL
-// over HTTP. The leader runs writes one at a time on a writer goroutine:
+// over HTTP. Before a rebalance the leader stops leading and waits for
+// its write in progress (Registry.drain), so two leaders never write at
+// once (short of a leader cut off from the group coordinator but not
+// from the partition leader, the weakness Confluent's election shares). The leader runs writes one at a time on a writer goroutine:
 // it appends a NOOP and reads it back (so it has seen every earlier
 // write, even its predecessor's), decides the id and version from the
 // state (a new id is max+1 over every id ever read; the same schema text
@@ -162,6 +165,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	if ge, ok := s.elector.(*GroupElector); ok {
+		ge.onRevoke = s.reg.drain
 		if err := ge.Start(ctx); err != nil {
 			s.reg.Close()
 			s.closeOwned()
@@ -186,6 +190,15 @@ func (s *Server) WaitLeader(ctx context.Context) (Leader, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Check reports whether the registry can take writes (a leader is
+// known), for health checks (api.Server.AddCheck).
+func (s *Server) Check() error {
+	if l := s.elector.Leader(); !l.Known {
+		return errors.New("schema registry: no leader elected (is Kafka reachable?)")
+	}
+	return nil
 }
 
 // Handler serves the API at the root.
