@@ -4,10 +4,18 @@
 // transforms/testdata/golden.
 //
 // Run checks what a transformation owes the runtime whatever it does:
-// its ConfigDef lists every key Configure reads (keys it does not define
-// are refused or ignored, never read silently), a nil record passes
-// through as nil, tombstones (schema'd and schemaless) are handled
-// without panicking, schema'd and schemaless records come back either
-// transformed or with an error (never a panic), and the input record —
-// its header list, maps, lists and structs — is never modified.
+//   - its ConfigDef agrees with Configure: the test's config uses only
+//     declared keys, every required key is needed, every optional key
+//     accepts its declared default spelled out;
+//   - a nil record passes through as nil;
+//   - schema'd, schemaless, primitive, source and tombstone records (and
+//     the case's own records) come back transformed, dropped or with an
+//     error, never a panic;
+//   - the input record — header list, maps, lists, structs — is never
+//     modified;
+//   - outputs are valid for their schemas (key, value, headers);
+//   - the same input schema yields the same output schema instance;
+//   - concurrent use is safe (run with -race).
+//
+// RunPredicate checks the same of predicates, with Test(nil) false.
 package transformtest
