@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -251,6 +252,12 @@ func conformance(t *testing.T, base string) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("register with application/json: %d", resp.StatusCode)
+	}
+	// Subjects are path-escaped by clients: "/", spaces and "%" survive.
+	for _, subject := range []string{"a/b", "with space", "50%41off"} {
+		esc := url.PathEscape(subject)
+		c.ok("POST", "/subjects/"+esc+"/versions", reg(`"float"`))
+		eq(t, "escaped subject "+subject, c.ok("GET", "/subjects/"+esc+"/versions/latest", nil).(map[string]any)["subject"], subject)
 	}
 	c.fail("GET", "/nothing/here", nil, 404, 404, "HTTP 404 Not Found")
 	c.fail("PATCH", "/subjects", nil, 405, 405, "HTTP 405 Method Not Allowed")

@@ -82,8 +82,14 @@ func writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, e.Status, e)
 }
 
+// subjectParam is the subject path segment, decoded once: chi matches
+// on the raw path when the URL has escapes Go would not re-create (an
+// encoded "/"), else on the decoded one.
 func subjectParam(r *http.Request) string {
 	s := chi.URLParam(r, "subject")
+	if r.URL.RawPath == "" {
+		return s
+	}
 	if u, err := url.PathUnescape(s); err == nil {
 		return u
 	}

@@ -129,6 +129,21 @@ func (j *KafkaJournal) ensureTopic(ctx context.Context) error {
 	if t, ok := td[j.topic]; ok && len(t.Partitions) != 1 {
 		return fmt.Errorf("topic %s has %d partitions: the schema registry needs exactly one (ids are assigned in log order)", j.topic, len(t.Partitions))
 	}
+	// Like Confluent, refuse a store topic that deletes old records: the
+	// schemas would disappear with retention.
+	cfgs, err := j.adm.DescribeTopicConfigs(ctx, j.topic)
+	if err != nil {
+		return fmt.Errorf("describe configs of %s: %w", j.topic, err)
+	}
+	rc, err := cfgs.On(j.topic, nil)
+	if err != nil {
+		return fmt.Errorf("describe configs of %s: %w", j.topic, err)
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "cleanup.policy" && c.MaybeValue() != "compact" {
+			return fmt.Errorf("the retention policy of the schema topic %s is incorrect: expected cleanup.policy to be 'compact' but it is %s", j.topic, c.MaybeValue())
+		}
+	}
 	return nil
 }
 

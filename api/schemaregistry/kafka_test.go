@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -196,4 +197,25 @@ func TestKafkaTwoInstancesAgree(t *testing.T) {
 	})
 	eq(t, "next id after failover", client{t, otherBase}.ok("POST", "/subjects/after/versions", reg(`"double"`)), map[string]int{"id": n/2 + 1})
 	_ = ctx
+}
+
+// A store topic that deletes old records is refused, as Confluent does.
+func TestKafkaRefusesNonCompactedTopic(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	ctx := testkit.Context(t, 30*time.Second)
+	if _, err := testkit.Admin(t, b.Addr).CreateTopic(ctx, 1, 1, nil, "_schemas"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Bootstrap: []string{b.Addr}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Start(ctx)
+	if err == nil {
+		srv.Close()
+		t.Fatal("started on a cleanup.policy=delete topic")
+	}
+	if !strings.Contains(err.Error(), "cleanup.policy to be 'compact'") {
+		t.Errorf("error %v", err)
+	}
 }
