@@ -314,7 +314,10 @@ func copyBasics(src *connect.Schema, b *connect.SchemaBuilder) *connect.SchemaBu
 		b.Version(*src.Version)
 	}
 	if src.Parameters != nil {
-		b.Parameters(src.Parameters)
+		b.Parameters(map[string]string{}) // Kafka keeps an empty map too
+		for _, k := range src.ParameterKeys() {
+			b.Parameter(k, src.Parameters[k]) // in Kafka's (insertion) order
+		}
 	}
 	return b
 }
