@@ -18,10 +18,15 @@
 // encoded with goavro. Reading fetches the writer schema by id (cached)
 // and converts back, as AvroData.toConnectData.
 //
+// Equal values give equal bytes (maps are written in key order), so
+// Avro keys work on compacted topics. A decoded value never shares the
+// message's bytes. Block counts are checked against the message size
+// before goavro allocates (check.go).
+//
 // Not supported: schemaless data (Confluent's "Anything" schema),
 // enhanced.avro.schema.support, generalized sum types, schema
-// references, scrub.invalid.names, and struct-typed defaults when
-// reading.
+// references, scrub.invalid.names, latest.compatibility.strict (the
+// latest schema is used as is), and struct-typed defaults when reading.
 package avro
 
 import (
