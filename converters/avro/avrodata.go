@@ -70,7 +70,7 @@ type converted struct {
 // fromConnectSchema is AvroData.fromConnectSchema.
 func (d *avroData) fromConnectSchema(s *connect.Schema) (*avsc.Schema, error) {
 	if s == nil {
-		return nil, dataErr("the Avro converter needs a schema: schemaless data is not supported")
+		return anythingSchema, nil
 	}
 	return d.fromConnect(s, &fromCtx{}, false)
 }

@@ -23,8 +23,10 @@
 // message's bytes. Block counts are checked against the message size
 // before goavro allocates (check.go).
 //
-// Not supported: schemaless data (Confluent's "Anything" schema),
-// enhanced.avro.schema.support, generalized sum types, schema
+// Schemaless values (a nil schema) travel in Confluent's
+// io.confluent.connect.avro.Anything record and come back schemaless.
+//
+// Not supported: enhanced.avro.schema.support, generalized sum types, schema
 // references, scrub.invalid.names, latest.compatibility.strict (the
 // latest schema is used as is), and struct-typed defaults when reading.
 package avro
@@ -181,6 +183,8 @@ type reader struct {
 	connect *connect.Schema
 	codec   *goavro.Codec
 	blocks  bool // has arrays or maps: check block counts first
+	// anything is schemaless data (Confluent's Anything record).
+	anything bool
 }
 
 var _ connect.Converter = (*Converter)(nil)
@@ -252,7 +256,12 @@ func (c *Converter) FromConnectData(topic string, headers *connect.Headers, s *c
 	if err != nil {
 		return nil, serErr(topic, err)
 	}
-	native, err := toAvro(s, w.schema, v)
+	var native any
+	if s == nil {
+		native, err = anyToAvro(v)
+	} else {
+		native, err = toAvro(s, w.schema, v)
+	}
 	if err != nil {
 		return nil, serErr(topic, err)
 	}
@@ -438,7 +447,12 @@ func (c *Converter) ToConnectData(topic string, headers *connect.Headers, b []by
 	if err != nil {
 		return nil, nil, deserErr(topic, fmt.Errorf("schema id %d: %w", id, err))
 	}
-	v, err := fromAvro(r.connect, r.schema, native)
+	var v any
+	if r.anything {
+		v, err = anyFromAvro(native)
+	} else {
+		v, err = fromAvro(r.connect, r.schema, native)
+	}
 	if err != nil {
 		return nil, nil, deserErr(topic, err)
 	}
@@ -480,6 +494,18 @@ func (c *Converter) readerFor(topic string, id int32) (*reader, error) {
 	// The Connect schema's version is connect.version, else the version
 	// the schema has under the subject (as Confluent's deserializer
 	// looks it up); none when it is not registered there.
+	if isAnything(as) {
+		// Schemaless data: no Connect schema.
+		codec, err := c.codec(as, false)
+		if err != nil {
+			return nil, err
+		}
+		r = &reader{schema: as, codec: codec, blocks: true, anything: true}
+		c.mu.Lock()
+		c.readers[key] = r
+		c.mu.Unlock()
+		return r, nil
+	}
 	var version *int32
 	if as.Prop(propVersion) == nil {
 		if _, v, err := c.client.Lookup(ctx, key.subject, text); err == nil {

@@ -13,7 +13,8 @@ import (
 // Fjord's registry. Values come back as sent; schemas come back with the
 // version the schema has under the subject (as Confluent's converter
 // does), so the expected schemas are versioned by registering the
-// corpus first, in order; nil values are tombstones.
+// corpus first, in order; nil values are tombstones; schemaless values
+// (Confluent's Anything record) come back schemaless.
 func TestConformance(t *testing.T) {
 	srv, url := registry(t)
 	ctx := context.Background()
@@ -55,6 +56,9 @@ func TestConformance(t *testing.T) {
 		}
 		cases = append(cases, c.WithWant(ws, wv))
 	}
+	for _, c := range convtest.Schemaless() {
+		cases = append(cases, c.WithWant(nil, c.Value))
+	}
 	convtest.Run(t, convtest.Suite{
 		New:   func() connect.Converter { return NewConverter() },
 		Props: map[string]string{KeyRegistryURL: url},
@@ -64,7 +68,7 @@ func TestConformance(t *testing.T) {
 			{Name: "int64 for int8", Schema: connect.Int8Schema, Value: int64(1)},
 			{Name: "map for struct", Schema: userSchema, Value: map[string]any{"id": int64(1)}},
 			{Name: "nil for required", Schema: connect.StringSchema, Value: nil},
-			{Name: "schemaless", Schema: nil, Value: "x"},
+			{Name: "schemaless time", Schema: nil, Value: connect.MillisToTime(1)},
 		},
 		BadInputs: [][]byte{{1}, {0, 0, 0}, {1, 0, 0, 0, 1, 2}, {0, 0, 0, 0, 99, 2}, {0, 0x7f, 0xff, 0xff, 0xff}},
 	})
