@@ -1,0 +1,491 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/connect/storage"
+)
+
+// sourceTask runs a SourceTask (Kafka's WorkerSourceTask): poll,
+// transform, convert, produce; offsets are committed every
+// offset.flush.interval.ms up to the records the brokers acknowledged.
+type sourceTask struct {
+	w       *Worker
+	t       *workerTask
+	cc      *ConnectorConfig
+	props   map[string]string
+	task    connect.SourceTask
+	plugins *taskPlugins
+	eh      *errorHandler
+	m       *taskMetrics
+	cl      *kgo.Client
+	adm     *kadm.Client // topic creation; nil when off
+
+	submitted *submittedRecords
+	// sendErr is the first producer failure not tolerated: the task fails
+	// at its next loop.
+	sendErr atomic.Pointer[error]
+
+	commitMu sync.Mutex // one offset commit at a time
+	pending  map[string]connect.SourcePartitionOffset
+
+	topicsMu sync.Mutex
+	created  map[string]bool // topics known to exist (topic creation)
+	tracked  map[string]bool // topics recorded as active
+	commitOK atomic.Bool     // a RecordCommitter task
+}
+
+func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[string]string) (*sourceTask, error) {
+	conn, ok := cc.Plugin.New().(connect.SourceConnector)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a source connector", cc.Plugin.Class)
+	}
+	tp, err := w.buildPlugins(cc)
+	if err != nil {
+		return nil, err
+	}
+	m := w.metrics.forTask(t.id.Connector, t.id.Task)
+	s := &sourceTask{w: w, t: t, cc: cc, props: props, task: conn.NewTask(), plugins: tp, m: m,
+		eh: newErrorHandler(cc, t.id.String(), t.id.Connector, t.id.Task, t.log, m), submitted: newSubmittedRecords(),
+		pending: map[string]connect.SourcePartitionOffset{}, created: map[string]bool{}, tracked: map[string]bool{}}
+	base := map[string]string{"client.id": "connector-producer-" + t.id.String(), "acks": "all"}
+	props2 := w.cfg.ClientProps(ProducerClient, base, connect.WithPrefix(cc.Props, ProducerOverridePrefix))
+	opts, err := KafkaClientOpts(ProducerClient, props2, t.log)
+	if err != nil {
+		closeChain(tp.chain)
+		return nil, err
+	}
+	// Kafka's producer retries until it succeeds (delivery.timeout.ms is
+	// Integer.MAX_VALUE for Connect); explicit partitions are honoured.
+	// Like Kafka's producer (max.block.ms is Long.MAX_VALUE for Connect),
+	// wait for a missing topic instead of failing, and let the broker
+	// auto-create it when it is configured to.
+	opts = append([]kgo.Opt{
+		kgo.RecordPartitioner(connectPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.AllowAutoTopicCreation(),
+		kgo.UnknownTopicRetries(-1),
+		kgo.ProducerLinger(5 * time.Millisecond),
+	}, opts...)
+	if s.cl, err = kgo.NewClient(opts...); err != nil {
+		closeChain(tp.chain)
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	if w.cfg.TopicCreationEnable && cc.TopicCreation != nil {
+		aprops := w.cfg.ClientProps(AdminClient, map[string]string{"client.id": "connector-adminclient-" + t.id.String()},
+			connect.WithPrefix(cc.Props, AdminOverridePrefix))
+		aopts, err := KafkaClientOpts(AdminClient, aprops, t.log)
+		if err == nil {
+			var acl *kgo.Client
+			if acl, err = kgo.NewClient(aopts...); err == nil {
+				s.adm = kadm.NewClient(acl)
+			}
+		}
+		if err != nil {
+			s.cl.Close()
+			closeChain(tp.chain)
+			return nil, fmt.Errorf("admin client for topic creation: %w", err)
+		}
+	}
+	_, isCommitter := s.task.(connect.RecordCommitter)
+	s.commitOK.Store(isCommitter)
+	return s, nil
+}
+
+// connectPartitioner sends records with an explicit partition (>= 0)
+// there and lets Kafka's default partitioner place the others.
+type connectPartitioner struct{ def kgo.Partitioner }
+
+func (p connectPartitioner) ForTopic(t string) kgo.TopicPartitioner {
+	return connectTopicPartitioner{p.def.ForTopic(t)}
+}
+
+type connectTopicPartitioner struct{ def kgo.TopicPartitioner }
+
+func (p connectTopicPartitioner) OnNewBatch() {
+	if nb, ok := p.def.(interface{ OnNewBatch() }); ok {
+		nb.OnNewBatch()
+	}
+}
+func (p connectTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Partition >= 0 || p.def.RequiresConsistency(r)
+}
+func (p connectTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Partition >= 0 && int(r.Partition) < n {
+		return int(r.Partition)
+	}
+	return p.def.Partition(r, n)
+}
+
+type sourceTaskContext struct{ s *sourceTask }
+
+func (c *sourceTaskContext) Offsets() connect.OffsetReader {
+	return &offsetReader{store: c.s.w.offsets, connector: c.s.t.id.Connector}
+}
+func (c *sourceTaskContext) Config() map[string]string { return maps.Clone(c.s.props) }
+
+func (s *sourceTask) execute(ctx context.Context) error {
+	if ci, ok := s.task.(connect.ContextualSourceTask); ok {
+		ci.Initialize(&sourceTaskContext{s})
+	}
+	if err := s.task.Start(ctx, s.props); err != nil {
+		return &ConnectError{Msg: "source task failed to start", Err: err}
+	}
+	defer func() {
+		if err := s.task.Stop(); err != nil {
+			s.t.log.Warn("source task stop failed", "err", err)
+		}
+	}()
+	commitDone := make(chan struct{})
+	commitCtx, stopCommits := context.WithCancel(context.Background())
+	go s.commitLoop(commitCtx, commitDone)
+	err := s.loop(ctx)
+	stopCommits()
+	<-commitDone
+	// A clean stop flushes what was sent and commits it, so a restart
+	// resumes after it (Kafka commits on stop too).
+	fctx, cancel := context.WithTimeout(context.Background(), s.w.stopGrace())
+	if ferr := s.cl.Flush(fctx); ferr != nil {
+		s.t.log.Warn("producer did not flush before stopping", "err", ferr)
+	}
+	cancel()
+	s.commitOffsets()
+	if err == nil {
+		if p := s.sendErr.Load(); p != nil {
+			err = *p
+		}
+	}
+	return err
+}
+
+func (s *sourceTask) loop(ctx context.Context) error {
+	var batch []*connect.Record
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if p := s.sendErr.Load(); p != nil {
+			return *p
+		}
+		if s.t.paused() || batch == nil {
+			if !s.t.awaitRunning(ctx) {
+				return nil
+			}
+		}
+		if batch == nil {
+			recs, err := s.task.Poll(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				var re *connect.RetriableError
+				if errors.As(err, &re) {
+					s.t.log.Warn("source task poll failed; retrying", "err", err)
+					continue
+				}
+				return &ConnectError{Msg: "source task poll failed", Err: err}
+			}
+			if len(recs) == 0 {
+				continue
+			}
+			s.m.sourcePolled.Add(float64(len(recs)))
+			batch = recs
+		}
+		if err := s.send(ctx, batch); err != nil {
+			return err
+		}
+		batch = nil
+	}
+}
+
+// send transforms, converts and produces a polled batch.
+func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
+	tp := s.plugins
+	for _, pre := range batch {
+		if pre == nil {
+			continue
+		}
+		r := pre
+		if len(tp.chain) > 0 {
+			// Transformations may change the record in place; the task
+			// gets its own record back in CommitRecord.
+			var class string
+			var err error
+			r, class, err = applyChain(tp.chain, pre.Clone())
+			if err != nil {
+				ok, fatal := s.eh.handle(ctx, failure{stage: StageTransformation, class: class, err: err, source: pre}, func() error {
+					var e error
+					r, class, e = applyChain(tp.chain, pre.Clone())
+					return e
+				})
+				if fatal != nil {
+					return fatal
+				}
+				if !ok {
+					s.skip(pre)
+					continue
+				}
+			}
+			if r == nil {
+				s.skip(pre)
+				continue
+			}
+		}
+		kr, ok, err := s.convert(ctx, pre, r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s.skip(pre)
+			continue
+		}
+		if err := s.ensureTopic(ctx, kr.Topic); err != nil {
+			return err
+		}
+		sub := s.submitted.submit(pre.SourcePartition, pre.SourceOffset)
+		s.cl.Produce(context.Background(), kr, func(kr *kgo.Record, err error) { s.sent(pre, sub, kr, err) })
+	}
+	return nil
+}
+
+// skip handles a record that was dropped or whose failure was tolerated:
+// its offset may be committed, and the task hears it was not sent.
+func (s *sourceTask) skip(pre *connect.Record) {
+	s.submitted.ack(s.submitted.submit(pre.SourcePartition, pre.SourceOffset))
+	s.commitRecord(pre, nil)
+}
+
+func (s *sourceTask) sent(pre *connect.Record, sub *submittedRecord, kr *kgo.Record, err error) {
+	if err != nil {
+		if s.eh.tolerateAll {
+			s.t.log.Error("failed to send a record to Kafka; skipping it (errors.tolerance=all)", "topic", kr.Topic, "err", err)
+			s.m.errors.Inc()
+			s.m.skipped.Inc()
+			s.submitted.ack(sub)
+			s.commitRecord(pre, nil)
+			return
+		}
+		ferr := error(&ConnectError{Msg: fmt.Sprintf("Unrecoverable exception from producer send callback (topic %s)", kr.Topic), Err: err})
+		s.sendErr.CompareAndSwap(nil, &ferr)
+		return
+	}
+	s.submitted.ack(sub)
+	s.m.sourceWritten.Inc()
+	s.commitRecord(pre, &connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
+	s.trackTopic(kr.Topic)
+}
+
+func (s *sourceTask) commitRecord(pre *connect.Record, md *connect.RecordMetadata) {
+	if !s.commitOK.Load() {
+		return
+	}
+	if err := s.task.(connect.RecordCommitter).CommitRecord(pre, md); err != nil {
+		s.t.log.Warn("source task CommitRecord failed", "err", err)
+	}
+}
+
+// convert turns a transformed record into a Kafka record. The happy
+// path allocates only the record; retries and tolerance live in
+// convertFailed.
+func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*kgo.Record, bool, error) {
+	tp := s.plugins
+	kr := &kgo.Record{Topic: r.Topic, Partition: r.Partition}
+	if r.Timestamp >= 0 {
+		kr.Timestamp = time.UnixMilli(r.Timestamp)
+	}
+	var err error
+	if kr.Key, err = tp.keyConv.FromConnectData(r.Topic, &r.Headers, r.KeySchema, r.Key); err != nil {
+		if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageKeyConverter, err); !ok {
+			return nil, false, fatal
+		}
+	}
+	if kr.Value, err = tp.valueConv.FromConnectData(r.Topic, &r.Headers, r.ValueSchema, r.Value); err != nil {
+		if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageValueConverter, err); !ok {
+			return nil, false, fatal
+		}
+	}
+	if len(r.Headers) > 0 {
+		if err = s.convertHeaders(r, kr); err != nil {
+			if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageHeaderConverter, err); !ok {
+				return nil, false, fatal
+			}
+		}
+	}
+	return kr, true, nil
+}
+
+func (s *sourceTask) convertHeaders(r *connect.Record, kr *kgo.Record) error {
+	kr.Headers = make([]kgo.RecordHeader, 0, len(r.Headers))
+	for _, h := range r.Headers {
+		b, err := s.plugins.headerConv.FromConnectHeader(r.Topic, h.Key, h.Schema, h.Value)
+		if err != nil {
+			return err
+		}
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
+	}
+	return nil
+}
+
+// convertFailed retries a failed conversion step and applies the error
+// tolerance; ok reports that the step finally succeeded.
+func (s *sourceTask) convertFailed(ctx context.Context, pre, r *connect.Record, kr *kgo.Record, stage Stage, err error) (ok bool, fatal error) {
+	tp := s.plugins
+	var class string
+	var op func() error
+	switch stage {
+	case StageKeyConverter:
+		class = tp.keyClass
+		op = func() (e error) {
+			kr.Key, e = tp.keyConv.FromConnectData(r.Topic, &r.Headers, r.KeySchema, r.Key)
+			return e
+		}
+	case StageValueConverter:
+		class = tp.valueClass
+		op = func() (e error) {
+			kr.Value, e = tp.valueConv.FromConnectData(r.Topic, &r.Headers, r.ValueSchema, r.Value)
+			return e
+		}
+	default:
+		class = tp.headerClass
+		op = func() error { return s.convertHeaders(r, kr) }
+	}
+	return s.eh.handle(ctx, failure{stage: stage, class: class, err: err, source: pre}, op)
+}
+
+// commitLoop commits offsets every offset.flush.interval.ms.
+func (s *sourceTask) commitLoop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	iv := s.w.cfg.OffsetFlushInterval
+	if iv <= 0 {
+		iv = time.Minute
+	}
+	tick := time.NewTicker(iv)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			s.commitOffsets()
+		}
+	}
+}
+
+// commitOffsets writes the offsets of acknowledged records to the offset
+// store within offset.flush.timeout.ms, then calls the task's Commit.
+// Offsets that fail to write are retried at the next commit.
+func (s *sourceTask) commitOffsets() {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	maps.Copy(s.pending, s.submitted.committable())
+	if len(s.pending) > 0 {
+		offsets := make([]connect.SourcePartitionOffset, 0, len(s.pending))
+		for _, k := range slices.Sorted(maps.Keys(s.pending)) {
+			offsets = append(offsets, s.pending[k])
+		}
+		timeout := s.w.cfg.OffsetFlushTimeout
+		if timeout <= 0 {
+			timeout = 5 * time.Second
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := s.w.offsets.Put(ctx, s.t.id.Connector, offsets)
+		cancel()
+		if err != nil {
+			s.m.offsetFailures.Inc()
+			s.t.log.Error("failed to commit source offsets; will retry", "err", err)
+			return
+		}
+		clear(s.pending)
+		s.m.offsetCommits.Inc()
+	}
+	if err := s.task.Commit(context.Background()); err != nil {
+		s.t.log.Warn("source task Commit failed", "err", err)
+	}
+}
+
+// ensureTopic creates a topic per KIP-158 the first time a record goes to it.
+func (s *sourceTask) ensureTopic(ctx context.Context, topic string) error {
+	if s.adm == nil {
+		return nil
+	}
+	s.topicsMu.Lock()
+	known := s.created[topic]
+	s.topicsMu.Unlock()
+	if known {
+		return nil
+	}
+	g := s.cc.TopicCreation.For(topic)
+	cfg := map[string]*string{}
+	for k, v := range g.Configs {
+		cfg[k] = kadm.StringPtr(v)
+	}
+	resp, err := s.adm.CreateTopic(ctx, g.Partitions, g.ReplicationFactor, cfg, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	switch {
+	case err == nil:
+		s.t.log.Info("created topic", "topic", topic, "group", g.Name, "partitions", g.Partitions, "replication_factor", g.ReplicationFactor)
+	case errors.Is(err, kerr.TopicAlreadyExists):
+	default:
+		return &ConnectError{Msg: fmt.Sprintf("Failed to create topic '%s' (topic.creation group %s)", topic, g.Name), Err: err}
+	}
+	s.topicsMu.Lock()
+	s.created[topic] = true
+	s.topicsMu.Unlock()
+	return nil
+}
+
+// trackTopic records a topic the task wrote to (KIP-558).
+func (s *sourceTask) trackTopic(topic string) {
+	if s.w.topics == nil || !s.w.cfg.TopicTrackingEnable {
+		return
+	}
+	s.topicsMu.Lock()
+	seen := s.tracked[topic]
+	s.tracked[topic] = true
+	s.topicsMu.Unlock()
+	if !seen {
+		s.w.recordActiveTopic(s.t.id, topic)
+	}
+}
+
+func (s *sourceTask) close(abandoned bool) {
+	if abandoned {
+		s.t.cancel()
+	}
+	s.cl.Close()
+	if s.adm != nil {
+		s.adm.Close()
+	}
+	closeChain(s.plugins.chain)
+}
+
+// recordActiveTopic writes a topic status unless the connector already
+// has one for the topic (Kafka's WorkerTask.recordActiveTopic).
+func (w *Worker) recordActiveTopic(id storage.TaskID, topic string) {
+	for _, ts := range w.topics.Topics(id.Connector) {
+		if ts.Topic == topic {
+			return
+		}
+	}
+	ts := storage.TopicStatus{Topic: topic, Connector: id.Connector, Task: id.Task, DiscoverTimestamp: time.Now().UnixMilli()}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := w.topics.PutTopic(ctx, ts); err != nil {
+			w.log.Warn("could not record active topic", "connector", id.Connector, "topic", topic, "err", err)
+		}
+	}()
+}
