@@ -232,7 +232,7 @@ func NewDistributed(cfg DistributedConfig, deps DistributedDeps) (*Distributed, 
 		Client: deps.Client, Group: cfg.GroupID, Handler: distGroupHandler{d},
 		SessionTimeout: cfg.SessionTimeout, RebalanceTimeout: cfg.RebalanceTimeout,
 		HeartbeatInterval: cfg.HeartbeatInterval, RetryBackoff: cfg.RetryBackoff,
-		RetryBackoffMax: cfg.RetryBackoffMax, Logger: d.log,
+		RetryBackoffMax: cfg.RetryBackoffMax, Logger: cfg.Logger.With("worker", cfg.WorkerID),
 	})
 	return d, nil
 }

@@ -532,3 +532,39 @@ func TestDistributedValidationErrors(t *testing.T) {
 		t.Fatalf("sink named after the worker group: %+v %v", infos, err)
 	}
 }
+
+// TestCheckRebalanceNeeded: reads answer 409 while a config change that
+// needs a rebalance is pending (new or removed connectors, new task
+// configs), not for changes to known connectors.
+func TestCheckRebalanceNeeded(t *testing.T) {
+	d := &Distributed{known: map[string]bool{"a": true}}
+	l := distListener{d}
+	d.wake = make(chan struct{}, 1)
+	if err := d.checkRebalanceNeeded(); err != nil {
+		t.Fatalf("nothing pending: %v", err)
+	}
+	l.ConnectorConfigUpdated("a")
+	l.TargetStateChanged("a")
+	if err := d.checkRebalanceNeeded(); err != nil {
+		t.Fatalf("a known connector's config changed: %v", err)
+	}
+	l.ConnectorConfigUpdated("b")
+	if err := d.checkRebalanceNeeded(); StatusOf(err) != http.StatusConflict || err.Error() != "Request cannot be completed because a rebalance is expected" {
+		t.Fatalf("a new connector: %v", err)
+	}
+	d.pending.take()
+	l.ConnectorConfigRemoved("a")
+	if err := d.checkRebalanceNeeded(); StatusOf(err) != http.StatusConflict {
+		t.Fatalf("a removed connector: %v", err)
+	}
+	d.pending.take()
+	l.TaskConfigsUpdated([]storage.TaskID{{Connector: "a", Task: 0}})
+	if err := d.checkRebalanceNeeded(); StatusOf(err) != http.StatusConflict {
+		t.Fatalf("new task configs: %v", err)
+	}
+	d.pending.take()
+	d.needsReconfig = true
+	if err := d.checkRebalanceNeeded(); StatusOf(err) != http.StatusConflict {
+		t.Fatalf("a rebalance requested: %v", err)
+	}
+}

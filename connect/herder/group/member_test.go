@@ -304,30 +304,32 @@ func TestMemberCoordinatorRestart(t *testing.T) {
 	recv(t, bJoined, 10*time.Second)
 
 	// A quick broker restart: the group is loaded back from
-	// __consumer_offsets and the members' heartbeats find it again.
+	// __consumer_offsets and the members find the coordinator again:
+	// either their heartbeats go on in the same generation, or (if the
+	// sessions lapsed meanwhile) they are told to rejoin and converge. The
+	// coordinator is never declared lost: the outage is shorter than a
+	// session.
 	e.broker.Restart()
-	deadline := time.Now().Add(2 * a.cfg.SessionTimeout)
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case n := <-a.Notices():
 			if n == NoticeCoordinatorLost {
-				t.Fatalf("coordinator lost across a restart shorter than the session timeout")
+				t.Fatalf("coordinator lost across a quick restart")
 			}
-			// A rebalance or fencing after the restart is allowed (the
-			// sessions restarted); both members must then converge.
 			aJoined, bJoined := joinAsync(t, a), joinAsync(t, b)
 			ga, gb := recv(t, aJoined, 10*time.Second), recv(t, bJoined, 10*time.Second)
 			if ga.ID != gb.ID {
 				t.Fatalf("after restart: generations %d and %d", ga.ID, gb.ID)
 			}
 			return
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(200 * time.Millisecond):
+		}
+		if err := a.heartbeatOnce(testkit.Context(t, 5*time.Second), genA); err == nil {
+			return // still a member of the same generation
 		}
 	}
-	// No notice: both are still members of genA, heartbeating.
-	if err := a.heartbeatOnce(testkit.Context(t, 5*time.Second), genA); err != nil {
-		t.Fatalf("heartbeat after restart: %v", err)
-	}
+	t.Fatalf("neither a heartbeat nor a rejoin after the restart")
 }
 
 func TestMemberCoordinatorLost(t *testing.T) {
