@@ -29,7 +29,7 @@ import (
 const Class = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
 func init() {
-	plugins.Register(plugins.Plugin{Class: Class, Aliases: []string{"SimpleHeaderConverter", "Simple"},
+	plugins.Register(plugins.Plugin{Class: Class, Aliases: []string{"SimpleHeaderConverter", "SimpleHeader"},
 		Kind: plugins.HeaderConverter, New: func() any { return New() }})
 }
 

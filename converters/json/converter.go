@@ -157,6 +157,16 @@ func (c *Converter) FromConnectData(topic string, headers *connect.Headers, s *c
 // value.
 func (c *Converter) AppendConnectData(dst []byte, s *connect.Schema, v any) ([]byte, error) {
 	e := encoder{decimalNumeric: c.decimalNumeric, replaceNull: !c.keepNull}
+	if s != nil {
+		// The schema's JSON is cached with its field names. Without
+		// the envelope only the names are wanted, and a schema whose
+		// JSON Kafka could not write (a bad default) is no error.
+		if top, err := c.topSchema(&e, s); err == nil {
+			e.top = top
+		} else if !c.schemasDisabled {
+			return dst, err
+		}
+	}
 	if c.schemasDisabled {
 		return e.value(dst, s, v)
 	}
@@ -164,8 +174,8 @@ func (c *Converter) AppendConnectData(dst []byte, s *connect.Schema, v any) ([]b
 	var err error
 	if s == nil {
 		dst = append(dst, "null"...)
-	} else if dst, err = c.schemaJSON(dst, &e, s); err != nil {
-		return dst, err
+	} else {
+		dst = append(dst, e.top.b...)
 	}
 	dst = append(dst, `,"payload":`...)
 	if dst, err = e.value(dst, s, v); err != nil {

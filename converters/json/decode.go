@@ -390,11 +390,11 @@ func (d *decoder) decimal(s *connect.Schema) (any, error) {
 		if !ok || len(b) == 0 {
 			return nil, &connect.DataError{Msg: "Invalid bytes for Decimal field"}
 		}
-		dec, err := connect.DecimalFromBytes(s, b)
+		scale, err := connect.DecimalScale(s)
 		if err != nil {
 			return nil, &connect.DataError{Msg: "Invalid bytes for Decimal field"}
 		}
-		return dec, nil
+		return connect.Decimal{Unscaled: unscaledFromBytes(b), Scale: scale}, nil
 	}
 	return nil, dataErrorf("Invalid type for Decimal, underlying representation should be numeric or bytes but was %s", n.kind)
 }

@@ -21,6 +21,8 @@ type encoder struct {
 	replaceNull    bool
 	keys           []string
 	anyKeys        []any
+	// top is the record schema's cached field names, if known.
+	top *schemaBytes
 }
 
 // Kafka's messages for values that do not fit their schema.
@@ -179,11 +181,8 @@ func (e *encoder) logical(dst []byte, s *connect.Schema, v any) ([]byte, bool, e
 		if d.Scale != scale {
 			return dst, true, dataErrorf("Decimal value has mismatching scale for given Decimal schema. Schema has scale %d, value has scale %d.", scale, d.Scale)
 		}
-		b, err := connect.DecimalToBytes(s, d)
-		if err != nil {
-			return dst, true, err
-		}
-		return appendBase64(dst, b), true, nil
+		var buf [64]byte
+		return appendBase64(dst, appendUnscaled(buf[:0], d.Unscaled)), true, nil
 	case connect.DateName, connect.TimeName, connect.TimestampName:
 		t, ok := v.(time.Time)
 		if !ok {
@@ -363,12 +362,25 @@ func (e *encoder) structValue(dst []byte, s *connect.Schema, st *connect.Struct)
 	}
 	dst = append(dst, '{')
 	var err error
+	var names []byte
+	var ends []int
+	if e.top != nil && e.top.s == s && e.top.ends != nil {
+		names, ends = e.top.names, e.top.ends
+	}
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendFieldName(dst, f.Name)
+		if ends != nil {
+			start := 0
+			if i > 0 {
+				start = ends[i-1]
+			}
+			dst = append(dst, names[start:ends[i]]...)
+		} else {
+			dst = appendFieldName(dst, f.Name)
+		}
 		if dst, err = e.value(dst, f.Schema, st.GetFieldWithoutDefault(f)); err != nil {
 			return dst, err
 		}

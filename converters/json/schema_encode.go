@@ -6,26 +6,30 @@ import (
 	"github.com/fjordhq/fjord/connect"
 )
 
-// schemaJSON appends the envelope's "schema" object for s, as Kafka's
-// asJsonSchema builds it: "type", then "items" / "keys","values" /
-// "fields", then "optional", "name", "version", "doc", "parameters" (in
-// insertion order), "default"; a struct field's schema gets "field"
-// last. The bytes are cached per schema by the converter.
-func (c *Converter) schemaJSON(dst []byte, e *encoder, s *connect.Schema) ([]byte, error) {
+// topSchema returns the cached JSON of a record's schema (and of its
+// field names), checking the last one used first, without locking.
+func (c *Converter) topSchema(e *encoder, s *connect.Schema) (*schemaBytes, error) {
+	if l := c.lastSchema.Load(); l != nil && l.s == s {
+		return l, nil
+	}
 	b, err := c.cachedSchema(e, s)
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
-	return append(dst, b...), nil
+	sb := &schemaBytes{s: s, b: b}
+	if s.Type == connect.StructType {
+		for i := range s.Fields {
+			sb.names = appendFieldName(sb.names, s.Fields[i].Name)
+			sb.ends = append(sb.ends, len(sb.names))
+		}
+	}
+	c.lastSchema.Store(sb)
+	return sb, nil
 }
 
 func (c *Converter) cachedSchema(e *encoder, s *connect.Schema) ([]byte, error) {
-	if l := c.lastSchema.Load(); l != nil && l.s == s {
-		return l.b, nil
-	}
 	cache := c.encCache()
 	if b, ok := cache.get(s); ok {
-		c.lastSchema.Store(&schemaBytes{s, b})
 		return b, nil
 	}
 	b, err := c.buildSchemaJSON(nil, e, s)
@@ -33,15 +37,23 @@ func (c *Converter) cachedSchema(e *encoder, s *connect.Schema) ([]byte, error) 
 		return nil, err
 	}
 	cache.put(s, b)
-	c.lastSchema.Store(&schemaBytes{s, b})
 	return b, nil
 }
 
+// schemaBytes is the last record schema written: its envelope JSON and,
+// for a struct, its fields' "name": prefixes (names[ends[i-1]:ends[i]]).
 type schemaBytes struct {
-	s *connect.Schema
-	b []byte
+	s     *connect.Schema
+	b     []byte
+	names []byte
+	ends  []int
 }
 
+// buildSchemaJSON appends the envelope's "schema" object for s, as
+// Kafka's asJsonSchema builds it: "type", then "items" / "keys","values"
+// / "fields", then "optional", "name", "version", "doc", "parameters" (in
+// insertion order), "default"; a struct field's schema gets "field"
+// last. The bytes are cached per schema by the converter.
 func (c *Converter) buildSchemaJSON(dst []byte, e *encoder, s *connect.Schema) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
 	var err error

@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/connect/plugins"
@@ -113,9 +114,12 @@ func (k *Kind) deserializerName() string {
 
 func init() {
 	for _, k := range kinds {
-		plugins.Register(plugins.Plugin{Class: k.class, Aliases: []string{k.alias}, Kind: plugins.Converter,
+		// Kafka's aliases: the simple class name and it without
+		// "Converter".
+		aliases := []string{k.alias, strings.TrimSuffix(k.alias, "Converter")}
+		plugins.Register(plugins.Plugin{Class: k.class, Aliases: aliases, Kind: plugins.Converter,
 			New: func() any { return New(k) }})
-		plugins.Register(plugins.Plugin{Class: k.class, Aliases: []string{k.alias}, Kind: plugins.HeaderConverter,
+		plugins.Register(plugins.Plugin{Class: k.class, Aliases: aliases, Kind: plugins.HeaderConverter,
 			New: func() any { return NewHeaderConverter(k) }})
 	}
 }

@@ -69,7 +69,13 @@ func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 			nd++
 		}
 	}
-	exp, _ := strconv.Atoi(string(e[i+1:]))
+	exp := 0
+	for _, c := range e[i+2:] { // e[i+1] is the exponent's sign
+		exp = exp*10 + int(c-'0')
+	}
+	if e[i+1] == '-' {
+		exp = -exp
+	}
 	if nd == 1 {
 		// Java prints at least two significant digits (d.d) and, when
 		// one digit would do, picks the two-digit decimal closest to the

@@ -308,6 +308,19 @@ final class JsonGolden {
             "{\"type\":\"map\",\"keys\":{\"type\":\"array\",\"items\":{\"type\":\"int8\"}},\"values\":{\"type\":\"int8\"}}",
             "{\"type\":\"int8\",\"optional\":true,\"extra\":[1,{\"x\":null}]}",
             "{\"type\":\"STRING\"}", "[]", "\"int32\"",
+            "{\"type\":\"map\",\"keys\":null,\"values\":{\"type\":\"int8\"}}",
+            "{\"type\":\"map\",\"keys\":{\"type\":\"int8\"},\"values\":null}",
+            "{\"type\":\"array\",\"items\":5}", "{\"type\":\"struct\",\"fields\":[null]}",
+            "{\"type\":\"struct\",\"fields\":[{\"type\":\"foo\",\"field\":\"a\"}]}",
+            "{\"type\":\"struct\",\"fields\":[{\"field\":\"a\"}]}",
+            "{\"type\":\"int64\",\"name\":\"org.apache.kafka.connect.data.Timestamp\",\"default\":\"x\"}",
+            "{\"type\":\"array\",\"items\":{\"type\":\"int8\"},\"default\":[1,null]}",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"default\":[1]}",
+            "{\"type\":\"map\",\"keys\":{\"type\":\"string\"},\"values\":{\"type\":\"int8\"},\"default\":{\"a\":1}}",
+            "{\"type\":\"bytes\",\"default\":\"QQ==\"}", "{\"type\":\"bytes\",\"default\":\"QQ\"}",
+            "{\"type\":\"int32\",\"version\":3000000000}", "{\"type\":\"string\",\"optional\":true,\"default\":5}",
+            "{\"type\":\"struct\",\"optional\":true,\"fields\":[],\"default\":null}",
+            "{\"type\":\"int8\",\"parameters\":{\"b\":\"1\",\"a\":\"2\",\"b\":\"3\"}}",
         };
         for (int i = 0; i < schemas.length; i++) {
             decode("schema_" + i + "_null", e, "{\"schema\":" + schemas[i] + ",\"payload\":null}");
