@@ -52,7 +52,9 @@ const Class = "io.confluent.connect.avro.AvroConverter"
 func init() {
 	plugins.Register(plugins.Plugin{
 		Class:   Class,
-		Aliases: []string{"AvroConverter"},
+		// Kafka also answers to the simple name and to it pruned of
+		// "Converter" (PluginUtils.prunedName).
+		Aliases: []string{"AvroConverter", "Avro"},
 		Kind:    plugins.Converter,
 		Version: "7.9.0-fjord",
 		New:     func() any { return NewConverter() },

@@ -413,7 +413,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestRegisteredAsPlugin(t *testing.T) {
-	for _, name := range []string{Class, "AvroConverter"} {
+	for _, name := range []string{Class, "AvroConverter", "Avro"} {
 		p, err := plugins.LookupKind(name, plugins.Converter)
 		if err != nil {
 			t.Fatal(err)
