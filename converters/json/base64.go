@@ -23,17 +23,19 @@ func init() {
 }
 
 // decodeBase64 decodes s as Jackson's TextNode.binaryValue() does.
-func decodeBase64(s []byte) ([]byte, bool) {
+func decodeBase64(s []byte) ([]byte, bool) { return decodeBase64To(nil, s) }
+
+// decodeBase64To appends the decoding of s to dst.
+func decodeBase64To(dst, s []byte) ([]byte, bool) {
 	// The common case (no whitespace, valid padding) is the standard
 	// decoding; only inputs it refuses take the slow path.
 	// (Go's decoder skips CR and LF anywhere, Jackson does not.)
 	if bytes.IndexAny(s, "\r\n") < 0 {
-		out := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-		if n, err := base64.StdEncoding.Strict().Decode(out, s); err == nil {
-			return out[:n], true
+		if out, err := base64.StdEncoding.Strict().AppendDecode(dst, s); err == nil {
+			return out, true
 		}
 	}
-	out := make([]byte, 0, len(s)*3/4)
+	out := dst
 	i := 0
 	for {
 		for i < len(s) && s[i] <= ' ' {

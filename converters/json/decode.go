@@ -386,7 +386,8 @@ func (d *decoder) decimal(s *connect.Schema) (any, error) {
 		}
 		return dec, nil
 	case kString:
-		b, ok := decodeBase64(d.nodeBytes(n))
+		var buf [32]byte
+		b, ok := decodeBase64To(buf[:0], d.nodeBytes(n))
 		if !ok || len(b) == 0 {
 			return nil, &connect.DataError{Msg: "Invalid bytes for Decimal field"}
 		}
