@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,6 +190,7 @@ var _ storage.ConfigListener = distListener{}
 // Start runs it.
 func NewDistributed(cfg DistributedConfig, deps DistributedDeps) (*Distributed, error) {
 	cfg.withDefaults()
+	cfg.Protocol = strings.ToLower(cfg.Protocol) // Kafka accepts EAGER, Sessioned, ...
 	switch cfg.Protocol {
 	case "eager", "compatible", "sessioned":
 	default:

@@ -2,12 +2,16 @@ package herder
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"strings"
 
+	"github.com/fjordhq/fjord/connect/herder/group"
 	"github.com/fjordhq/fjord/connect/storage"
 )
 
@@ -540,4 +544,64 @@ func addConfigError(infos *ConfigInfos, key string, config map[string]string, ms
 		Definition: ConfigKeyInfo{Name: key},
 		Value:      ConfigValueInfo{Name: key, Value: &v, RecommendedValues: []string{}, Errors: []string{msg}, Visible: true},
 	})
+}
+
+// KIP-507 internal request signatures: the body's HMAC under the session
+// key the leader distributes through the config topic, in Kafka's headers.
+const (
+	signatureHeader          = "X-Connect-Authorization"
+	signatureAlgorithmHeader = "X-Connect-Request-Signature-Algorithm"
+	signatureAlgorithm       = "HmacSHA256"
+)
+
+func signInternalRequest(h http.Header, key *storage.SessionKey, body []byte) error {
+	raw, err := base64.StdEncoding.DecodeString(key.Key)
+	if err != nil {
+		return fmt.Errorf("session key is not base64: %w", err)
+	}
+	mac := hmac.New(sha256.New, raw)
+	mac.Write(body)
+	h.Set(signatureHeader, base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	h.Set(signatureAlgorithmHeader, signatureAlgorithm)
+	return nil
+}
+
+// VerifyInternalRequest checks the signature of an internal request (POST
+// /connectors/{name}/tasks) as Kafka's DistributedHerder does once the
+// group speaks the "sessioned" protocol; before that any request passes.
+func (d *Distributed) VerifyInternalRequest(ctx context.Context, body []byte, h http.Header) error {
+	var sessioned bool
+	if err := d.do(ctx, func() error { sessioned = d.protocol == group.ProtocolSessioned; return nil }); err != nil {
+		return err
+	}
+	if !sessioned {
+		return nil
+	}
+	alg, sig := h.Get(signatureAlgorithmHeader), h.Get(signatureHeader)
+	if alg == "" || sig == "" {
+		return Errorf(http.StatusBadRequest, "Internal request missing required signature")
+	}
+	if alg != signatureAlgorithm {
+		return Errorf(http.StatusBadRequest, "This worker does not support the '%s' key signing algorithm used by other workers. "+
+			"This worker is currently configured to use: [%s]. Check that all workers' configuration files permit the same set of signature algorithms, "+
+			"and correct any misconfigured worker and restart it.", alg, signatureAlgorithm)
+	}
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil {
+		return Errorf(http.StatusBadRequest, "%s", err.Error())
+	}
+	key := d.deps.Configs.Snapshot().SessionKey
+	if key == nil {
+		return Errorf(http.StatusServiceUnavailable, "This worker is still starting up and has not been able to read a session key from the config topic yet")
+	}
+	raw, err := base64.StdEncoding.DecodeString(key.Key)
+	if err != nil {
+		return fmt.Errorf("session key is not base64: %w", err)
+	}
+	mac := hmac.New(sha256.New, raw)
+	mac.Write(body)
+	if !hmac.Equal(mac.Sum(nil), got) {
+		return Errorf(http.StatusForbidden, "Internal request contained invalid signature.")
+	}
+	return nil
 }

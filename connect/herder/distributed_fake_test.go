@@ -269,6 +269,8 @@ type testWorker struct {
 	srv      *httptest.Server
 	url      string
 	stopped  atomic.Bool
+	// task-config hand-overs this worker accepted and refused
+	signedPosts, badSignatures atomic.Int32
 }
 
 type workerOpts struct {
@@ -347,6 +349,12 @@ func (tw *testWorker) serveInternal(w http.ResponseWriter, r *http.Request) {
 	}
 	var configs []map[string]string
 	b, _ := io.ReadAll(r.Body)
+	if err := tw.h.VerifyInternalRequest(r.Context(), b, r.Header); err != nil {
+		tw.badSignatures.Add(1)
+		http.Error(w, err.Error(), StatusOf(err))
+		return
+	}
+	tw.signedPosts.Add(1)
 	if err := json.Unmarshal(b, &configs); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -403,6 +403,23 @@ func TestDistributedThreeWorkersSpreadAndMove(t *testing.T) {
 		return balanced("w1", "w2", "w3")(cluster.owners())
 	})
 
+	if n := l.signedPosts.Load(); n == 0 {
+		t.Errorf("the leader accepted no signed task-config hand-over")
+	}
+	if n := l.badSignatures.Load(); n != 0 {
+		t.Errorf("the leader refused %d hand-overs", n)
+	}
+	// A forged or unsigned hand-over is refused (KIP-507).
+	body := []byte(`[{"task.index":"0"}]`)
+	hdr := http.Header{}
+	if err := l.h.VerifyInternalRequest(ctx, body, hdr); StatusOf(err) != http.StatusBadRequest {
+		t.Errorf("unsigned internal request: %v, want 400", err)
+	}
+	signInternalRequest(hdr, &storage.SessionKey{Key: "AAAA", Algorithm: "HmacSHA256"}, body)
+	if err := l.h.VerifyInternalRequest(ctx, body, hdr); StatusOf(err) != http.StatusForbidden {
+		t.Errorf("internal request signed with another key: %v, want 403", err)
+	}
+
 	// A worker crashes (no LeaveGroup): after its session expires the
 	// others wait scheduled.rebalance.max.delay.ms for it, then take its
 	// work.

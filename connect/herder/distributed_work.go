@@ -267,7 +267,11 @@ func (d *Distributed) reconfigure(name string, done func(error)) error {
 	if leader == "" {
 		return fmt.Errorf("cannot hand task configs of connector %s to the leader: its URL is unknown (rebalancing)", name)
 	}
-	go func() { done(d.postTaskConfigs(leader, name, configs)) }()
+	var key *storage.SessionKey
+	if d.protocol == group.ProtocolSessioned {
+		key = d.deps.Configs.Snapshot().SessionKey
+	}
+	go func() { done(d.postTaskConfigs(leader, name, configs, key)) }()
 	return nil
 }
 
@@ -304,7 +308,7 @@ func (d *Distributed) writeTaskConfigs(name string, configs []map[string]string)
 
 // postTaskConfigs hands task configs to the leader: POST
 // {leader}/connectors/{name}/tasks, Kafka's internal endpoint.
-func (d *Distributed) postTaskConfigs(leaderURL, name string, configs []map[string]string) error {
+func (d *Distributed) postTaskConfigs(leaderURL, name string, configs []map[string]string, key *storage.SessionKey) error {
 	body, err := json.Marshal(configs)
 	if err != nil {
 		return err
@@ -317,6 +321,11 @@ func (d *Distributed) postTaskConfigs(leaderURL, name string, configs []map[stri
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != nil {
+		if err := signInternalRequest(req.Header, key, body); err != nil {
+			return err
+		}
+	}
 	resp, err := d.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("post task configs to the leader at %s: %w", leaderURL, err)
