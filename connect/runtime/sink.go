@@ -39,10 +39,13 @@ type sinkTask struct {
 	plugins  *taskPlugins
 	eh       *errorHandler
 	m        *taskMetrics
+	copts    []kgo.Opt
 	cl       *kgo.Client
 	dlqCl    *kgo.Client
 	maxPoll  int
 	interval time.Duration
+
+	clMu sync.Mutex // guards cl's creation against close
 
 	// taskMu serialises calls into the task between the poll loop and
 	// rebalance callbacks (Kafka makes them all on the task's thread).
@@ -115,13 +118,11 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 	} else {
 		copts = append(copts, kgo.ConsumeTopics(cc.Topics...))
 	}
-	if s.cl, err = kgo.NewClient(copts...); err != nil {
-		closeChain(tp.chain)
-		return nil, fmt.Errorf("consumer: %w", err)
-	}
+	// The consumer joins the group only once the task started (Kafka
+	// subscribes after SinkTask.start), so Open never precedes Start.
+	s.copts = copts
 	if cc.DLQTopic != "" {
 		if err := s.setupDLQ(); err != nil {
-			s.cl.Close()
 			closeChain(tp.chain)
 			return nil, err
 		}
@@ -187,14 +188,14 @@ func (s *sinkTask) onAssigned(_ context.Context, _ *kgo.Client, m map[string][]i
 	}
 }
 
-func (s *sinkTask) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+func (s *sinkTask) onRevoked(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
 	s.taskMu.Lock()
 	defer s.taskMu.Unlock()
 	if s.closed {
 		return
 	}
 	parts := tps(m)
-	s.commitLocked(ctx, parts)
+	s.commitLocked(ctx, cl, parts)
 	s.closePartitions(parts)
 }
 
@@ -229,13 +230,21 @@ func (s *sinkTask) execute(ctx context.Context) error {
 	if err := s.task.Start(ctx, s.props); err != nil {
 		return &ConnectError{Msg: "sink task failed to start", Err: err}
 	}
-	err := s.loop(ctx)
+	cl, err := kgo.NewClient(s.copts...)
+	if err != nil {
+		_ = s.task.Stop()
+		return &ConnectError{Msg: "sink task consumer", Err: err}
+	}
+	s.clMu.Lock()
+	s.cl = cl
+	s.clMu.Unlock()
+	err = s.loop(ctx)
 	// Stop: commit what PreCommit vouches for, close the partitions, stop
 	// the task (Kafka's WorkerSinkTask.close).
 	s.taskMu.Lock()
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.Background(), s.w.stopGrace())
-		s.commitLocked(cctx, nil)
+		s.commitLocked(cctx, s.cl, nil)
 		cancel()
 	}
 	s.closePartitions(slices.Collect(maps.Keys(s.assigned)))
@@ -263,12 +272,12 @@ func (s *sinkTask) loop(ctx context.Context) error {
 		}
 		if s.commitNow.Swap(false) || !time.Now().Before(nextCommit) {
 			s.taskMu.Lock()
-			s.commitLocked(ctx, nil)
+			s.commitLocked(ctx, s.cl, nil)
 			s.taskMu.Unlock()
 			nextCommit = time.Now().Add(s.interval)
 		}
 		s.taskMu.Lock()
-		s.applyResetsLocked()
+		s.applyResetsLocked(s.cl)
 		s.taskMu.Unlock()
 		pctx, cancel := context.WithDeadline(ctx, nextCommit)
 		fs := s.cl.PollRecords(pctx, s.maxPoll)
@@ -351,7 +360,7 @@ func (s *sinkTask) deliver(ctx context.Context, fs kgo.Fetches, recs []*connect.
 			}
 		}
 	})
-	s.applyResetsLocked()
+	s.applyResetsLocked(s.cl)
 	s.taskMu.Unlock()
 	s.batch = nil
 	return nil
@@ -472,7 +481,7 @@ func (s *sinkTask) convertFailed(ctx context.Context, kr *kgo.Record, r *connect
 // (of parts, or all assigned partitions) and commits that. A failing
 // PreCommit rewinds the consumer to the last committed offsets so the
 // records are delivered again (Kafka's onCommitCompleted with an error).
-func (s *sinkTask) commitLocked(ctx context.Context, parts []connect.TopicPartition) {
+func (s *sinkTask) commitLocked(ctx context.Context, cl *kgo.Client, parts []connect.TopicPartition) {
 	offsets := map[connect.TopicPartition]int64{}
 	if parts == nil {
 		maps.Copy(offsets, s.current)
@@ -495,7 +504,7 @@ func (s *sinkTask) commitLocked(ctx context.Context, parts []connect.TopicPartit
 			}
 		}
 		if len(rewind) > 0 {
-			s.cl.SetOffsets(rewind)
+			cl.SetOffsets(rewind)
 		}
 		return
 	}
@@ -519,7 +528,7 @@ func (s *sinkTask) commitLocked(ctx context.Context, parts []connect.TopicPartit
 		return
 	}
 	var cerr error
-	s.cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
 			return
@@ -551,7 +560,7 @@ func addOffset(m map[string]map[int32]kgo.EpochOffset, tp connect.TopicPartition
 }
 
 // applyResetsLocked seeks to offsets the task asked for with ResetOffsets.
-func (s *sinkTask) applyResetsLocked() {
+func (s *sinkTask) applyResetsLocked(cl *kgo.Client) {
 	if len(s.resets) == 0 {
 		return
 	}
@@ -564,7 +573,7 @@ func (s *sinkTask) applyResetsLocked() {
 	}
 	clear(s.resets)
 	if len(seek) > 0 {
-		s.cl.SetOffsets(seek)
+		cl.SetOffsets(seek)
 	}
 }
 
@@ -572,7 +581,12 @@ func (s *sinkTask) close(abandoned bool) {
 	if abandoned {
 		s.t.cancel()
 	}
-	s.cl.CloseAllowingRebalance()
+	s.clMu.Lock()
+	cl := s.cl
+	s.clMu.Unlock()
+	if cl != nil {
+		cl.CloseAllowingRebalance()
+	}
 	if s.dlqCl != nil {
 		s.dlqCl.Close()
 	}

@@ -416,7 +416,12 @@ func javaDouble(f float64) string {
 		if !strings.Contains(mant, ".") {
 			mant += ".0"
 		}
-		return mant + "E" + strings.TrimPrefix(strings.TrimLeft(exp, "+"), "0")
+		neg := strings.HasPrefix(exp, "-")
+		exp = strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+		if neg {
+			exp = "-" + exp
+		}
+		return mant + "E" + exp
 	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.Contains(s, ".") {
