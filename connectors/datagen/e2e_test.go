@@ -1,0 +1,206 @@
+package datagen_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/connect/runtime"
+	"github.com/fjordhq/fjord/connect/storage"
+	_ "github.com/fjordhq/fjord/connectors/datagen"
+	_ "github.com/fjordhq/fjord/converters/header"
+	_ "github.com/fjordhq/fjord/converters/json"
+	"github.com/fjordhq/fjord/internal/testkit"
+)
+
+const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
+
+type statuses struct {
+	mu   sync.Mutex
+	last map[string]storage.State
+	errs map[string]error
+}
+
+func (s *statuses) Status(conn string, task int, st storage.State, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := conn + "/" + strconv.Itoa(task)
+	s.last[k], s.errs[k] = st, err
+}
+
+func (s *statuses) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, st := range s.last {
+		if st == storage.StateFailed {
+			return fmt.Errorf("%s failed: %v", k, s.errs[k])
+		}
+	}
+	return nil
+}
+
+type worker struct {
+	w  *runtime.Worker
+	st *statuses
+}
+
+func startWorker(t *testing.T, addr string, offsets storage.OffsetStore) *worker {
+	t.Helper()
+	cfg, err := runtime.ParseWorkerConfig(map[string]string{
+		"bootstrap.servers": addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
+		"offset.storage.file.filename": "/nonexistent", "offset.flush.interval.ms": "100",
+	}, runtime.Standalone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "test:8083", Offsets: offsets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close(context.Background()) })
+	return &worker{w: w, st: &statuses{last: map[string]storage.State{}, errs: map[string]error{}}}
+}
+
+// run starts a connector and its tasks as a herder would.
+func (w *worker) run(t *testing.T, config map[string]string) {
+	t.Helper()
+	ctx := testkit.Context(t, 30*time.Second)
+	name := config["name"]
+	if err := w.w.StartConnector(ctx, name, config, storage.TargetStarted, w.st, nil); err != nil {
+		t.Fatal(err)
+	}
+	tcs, err := w.w.ConnectorTaskConfigs(ctx, name, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range tcs {
+		if err := w.w.StartTask(ctx, storage.TaskID{Connector: name, Task: i}, config, tc, storage.TargetStarted, w.st); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// read returns n records of topic (all partitions), failing on more
+// arriving within a short while.
+func read(t *testing.T, w *worker, addr, topic string, n int) []*kgo.Record {
+	t.Helper()
+	ctx := testkit.Context(t, 60*time.Second)
+	cl := testkit.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var out []*kgo.Record
+	for len(out) < n {
+		if err := w.st.failed(); err != nil {
+			t.Fatal(err)
+		}
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d records of %s, want %d", len(out), topic, n)
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	cl.PollFetches(short).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	if len(out) != n {
+		t.Fatalf("%s has %d records, want %d", topic, len(out), n)
+	}
+	return out
+}
+
+func kv(recs []*kgo.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Key) + " => " + string(r.Value)
+	}
+	return out
+}
+
+// TestSeedGivesIdenticalRecords runs the same seeded datagen twice into
+// two topics, and once with three tasks: the record bytes are identical,
+// in order for one task, as a set for three.
+func TestSeedGivesIdenticalRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with a broker")
+	}
+	b := testkit.StartBroker(t, nil)
+	adm := testkit.Admin(t, b.Addr)
+	ctx := testkit.Context(t, 30*time.Second)
+	if _, err := adm.CreateTopics(ctx, 1, 1, nil, "dg-a", "dg-b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopics(ctx, 3, 1, nil, "dg-c"); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, b.Addr, storage.NewMemoryOffsetStore())
+	const n = 3000
+	config := func(name, topic, tasks string) map[string]string {
+		return map[string]string{"name": name, "connector.class": "io.confluent.kafka.connect.datagen.DatagenConnector",
+			"kafka.topic": topic, "quickstart": "orders", "seed": "20261129", "rate": "0", "count": strconv.Itoa(n), "tasks.max": tasks}
+	}
+	w.run(t, config("a", "dg-a", "1"))
+	w.run(t, config("b", "dg-b", "1"))
+	w.run(t, config("c", "dg-c", "3"))
+	a, bb, c := kv(read(t, w, b.Addr, "dg-a", n)), kv(read(t, w, b.Addr, "dg-b", n)), kv(read(t, w, b.Addr, "dg-c", n))
+	if !slices.Equal(a, bb) {
+		for i := range a {
+			if a[i] != bb[i] {
+				t.Fatalf("record %d differs between two runs with one seed:\n%s\n%s", i, a[i], bb[i])
+			}
+		}
+	}
+	if !bytes.Contains([]byte(a[0]), []byte(`"name":"ksql.orders"`)) || !bytes.Contains([]byte(a[0]), []byte(`"orderid":0`)) {
+		t.Fatalf("first record %s", a[0])
+	}
+	slices.Sort(a)
+	slices.Sort(c)
+	if !slices.Equal(a, c) {
+		t.Fatal("three tasks generated other records than one task with the same seed")
+	}
+}
+
+// TestRestartContinuesSequence stops a paced datagen midway and starts it
+// again on the same offsets: every order id arrives exactly once.
+func TestRestartContinuesSequence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with a broker")
+	}
+	b := testkit.StartBroker(t, nil)
+	ctx := testkit.Context(t, 60*time.Second)
+	if _, err := testkit.Admin(t, b.Addr).CreateTopics(ctx, 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	offsets := storage.NewMemoryOffsetStore()
+	config := map[string]string{"name": "dg", "connector.class": "datagen", "kafka.topic": "orders", "quickstart": "orders",
+		"rate": "2000", "count": "1500", "random.seed": "5"}
+	w := startWorker(t, b.Addr, offsets)
+	w.run(t, config)
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
+		if o[0] == nil || o[0]["current.iteration"].(int64) < 300 {
+			return fmt.Errorf("committed %v", o[0])
+		}
+		return nil
+	})
+	w.w.Close(ctx)
+	o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
+	if o[0]["current.iteration"].(int64) >= 1500 {
+		t.Fatalf("datagen finished before the restart: %v", o[0])
+	}
+	w = startWorker(t, b.Addr, offsets)
+	w.run(t, config)
+	recs := read(t, w, b.Addr, "orders", 1500)
+	for i, r := range recs {
+		if want := []byte(`"orderid":` + strconv.Itoa(i) + `,`); !bytes.Contains(r.Value, want) {
+			t.Fatalf("record %d is %s, want orderid %d (a repeat or a gap)", i, r.Value, i)
+		}
+		if string(r.Key) != `{"schema":{"type":"int32","optional":false},"payload":`+strconv.Itoa(i)+`}` {
+			t.Fatalf("record %d key %s", i, r.Key)
+		}
+	}
+}
