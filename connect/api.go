@@ -48,8 +48,10 @@ type ContextualConnector interface {
 }
 
 // ConfigValidator is implemented by connectors that validate across keys
-// (Kafka's Connector.validate): it returns one ConfigValue per key with
-// any errors found, merged into the ConfigDef's own validation.
+// (Kafka's Connector.validate): it returns the ConfigValue of every key of
+// the connector's ConfigDef — usually Config().Validate(props) with the
+// cross-key errors added, as Kafka connectors call super.validate — and
+// the runtime uses that list instead of validating the ConfigDef itself.
 type ConfigValidator interface {
 	Validate(props map[string]string) []ConfigValue
 }
