@@ -26,11 +26,11 @@ func validLevel(l string) bool {
 	return false
 }
 
-// prior is an earlier version a new schema is checked against.
+// prior is an earlier version a new schema is checked against; its
+// schema is parsed only when a check needs it.
 type prior struct {
 	version int
 	text    string
-	schema  *avsc.Schema
 }
 
 // checkCompatibility returns Confluent's error messages for newSchema
@@ -39,23 +39,27 @@ type prior struct {
 // FORWARD: the latest reads data of the new one; FULL: both; the
 // transitive forms check every earlier version, newest first, and stop
 // at the first that fails, as Confluent's validateAll does.
-func checkCompatibility(level string, newSchema *avsc.Schema, previous []prior) []string {
+func checkCompatibility(level string, newSchema *avsc.Schema, previous []prior, parse func(string) (*avsc.Schema, error)) ([]string, error) {
 	if level == None || len(previous) == 0 {
-		return nil
+		return nil, nil
 	}
 	transitive := strings.HasSuffix(level, "_TRANSITIVE")
 	base := strings.TrimSuffix(level, "_TRANSITIVE")
 	var msgs []string
 	for i := len(previous) - 1; i >= 0; i-- {
 		old := previous[i]
+		oldSchema, err := parse(old.text)
+		if err != nil {
+			return nil, err
+		}
 		switch base {
 		case Backward:
-			msgs = differences(avsc.Compatible(newSchema, old.schema), "new", "old", old, true)
+			msgs = differences(avsc.Compatible(newSchema, oldSchema), "new", "old", old, true)
 		case Forward:
-			msgs = differences(avsc.Compatible(old.schema, newSchema), "old", "new", old, true)
+			msgs = differences(avsc.Compatible(oldSchema, newSchema), "old", "new", old, true)
 		case Full:
-			msgs = differences(avsc.Compatible(old.schema, newSchema), "old", "new", old, false)
-			msgs = append(msgs, differences(avsc.Compatible(newSchema, old.schema), "new", "old", old, true)...)
+			msgs = differences(avsc.Compatible(oldSchema, newSchema), "old", "new", old, false)
+			msgs = append(msgs, differences(avsc.Compatible(newSchema, oldSchema), "new", "old", old, true)...)
 		}
 		if len(msgs) > 0 || !transitive {
 			break
@@ -64,7 +68,7 @@ func checkCompatibility(level string, newSchema *avsc.Schema, previous []prior) 
 	if len(msgs) > 0 {
 		msgs = append(msgs, fmt.Sprintf("{validateFields: 'false', compatibility: '%s'}", level))
 	}
-	return msgs
+	return msgs, nil
 }
 
 // maxSchemaForLogging caps the old schema quoted in a message, as

@@ -80,7 +80,8 @@ func (e *errNotLeader) Error() string { return "not the schema registry leader" 
 // leader, each appended to the journal and applied before it answers.
 //
 // Locking: mu guards the state and is never held across I/O; writes are
-// serialised by the writer goroutine, not by a lock.
+// serialised by the writer goroutine, not by a lock; parsedMu (a cache)
+// may be taken inside mu.
 type Registry struct {
 	journal      Journal
 	elector      Elector
@@ -94,6 +95,11 @@ type Registry struct {
 	writes chan writeReq
 	stop   chan struct{}
 	wg     sync.WaitGroup
+
+	// parsedMu guards parsed (stored schema text → parsed), taken alone
+	// or inside mu, never the other way round.
+	parsedMu sync.Mutex
+	parsed   map[string]*avsc.Schema
 }
 
 type writeReq struct {
@@ -129,6 +135,7 @@ func NewRegistry(j Journal, e Elector, defaultLevel string, logger *slog.Logger)
 		journal: j, elector: e, defaultLevel: defaultLevel, log: logger,
 		st: newState(), applied: make(chan struct{}),
 		writes: make(chan writeReq), stop: make(chan struct{}),
+		parsed: map[string]*avsc.Schema{},
 	}, nil
 }
 
@@ -403,11 +410,7 @@ func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avs
 		if req.ID <= 0 && v.Schema == text {
 			return nil, v.ID, nil
 		}
-		ps, err := avsc.Parse(v.Schema)
-		if err != nil {
-			return nil, 0, storeError("Stored schema does not parse", err)
-		}
-		live = append(live, prior{version: v.Version, text: v.Schema, schema: ps})
+		live = append(live, prior{version: v.Version, text: v.Schema})
 	}
 	id, known := st.idFor("AVRO", text)
 	if req.ID > 0 {
@@ -421,7 +424,11 @@ func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avs
 			newVersion = req.Version
 		}
 	} else {
-		if msgs := checkCompatibility(st.levelFor(subject, r.defaultLevel), parsed, live); len(msgs) > 0 {
+		msgs, err := checkCompatibility(st.levelFor(subject, r.defaultLevel), parsed, live, r.parseStored)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(msgs) > 0 {
 			return nil, 0, newError(http.StatusConflict, codeIncompatible,
 				"Schema being registered is incompatible with an earlier schema for subject \"%s\", details: [%s]", subject, strings.Join(msgs, ", "))
 		}
@@ -448,16 +455,42 @@ func (r *Registry) planRegister(subject string, req RegisterRequest, parsed *avs
 	return append(recs, rec), id, nil
 }
 
+// lookup finds the latest version of subject with this schema text.
 func (r *Registry) lookup(subject, text string, includeDeleted bool) *version {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	vs := r.st.versions(subject, includeDeleted)
-	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].Schema == text {
-			return vs[i]
+	var found *version
+	for _, v := range r.st.subjects[subject] {
+		if v.Schema == text && (includeDeleted || !v.Deleted) && (found == nil || v.Version > found.Version) {
+			found = v
 		}
 	}
-	return nil
+	return found
+}
+
+// maxParsed bounds the cache of parsed stored schemas.
+const maxParsed = 10000
+
+// parseStored parses a stored schema text, cached: compatibility checks
+// parse the same earlier versions again and again.
+func (r *Registry) parseStored(text string) (*avsc.Schema, error) {
+	r.parsedMu.Lock()
+	s, ok := r.parsed[text]
+	r.parsedMu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := avsc.Parse(text)
+	if err != nil {
+		return nil, storeError("Stored schema does not parse", err)
+	}
+	r.parsedMu.Lock()
+	if len(r.parsed) >= maxParsed {
+		clear(r.parsed)
+	}
+	r.parsed[text] = s
+	r.parsedMu.Unlock()
+	return s, nil
 }
 
 // Lookup finds a schema under a subject (POST /subjects/{s}).
@@ -721,13 +754,9 @@ func (r *Registry) CheckCompatibility(subject, ver string, req RegisterRequest) 
 	}
 	var previous []prior
 	for _, v := range against {
-		ps, err := avsc.Parse(v.Schema)
-		if err != nil {
-			return nil, storeError("Stored schema does not parse", err)
-		}
-		previous = append(previous, prior{version: v.Version, text: v.Schema, schema: ps})
+		previous = append(previous, prior{version: v.Version, text: v.Schema})
 	}
-	return checkCompatibility(level, parsed, previous), nil
+	return checkCompatibility(level, parsed, previous, r.parseStored)
 }
 
 // Config returns the compatibility level of a subject ("" for global).
