@@ -113,3 +113,52 @@ func asError(err error, e **Error) bool {
 	*e = x
 	return ok
 }
+
+// The messages are Confluent's (Difference.toString with "new"/"old"
+// filled in, then the old version and schema, then the level), pinned
+// here for one incompatibility of each kind of reader/writer check.
+func TestCompatibilityMessages(t *testing.T) {
+	r, err := NewRegistry(NewMemJournal(), nil, "", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	old := rec(fld("a", `"int"`))
+	if _, err := r.Register(ctx, "s", RegisterRequest{Schema: old}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := r.CheckCompatibility("s", "latest", RegisterRequest{Schema: rec(fld("a", `"string"`), fld("b", `"long"`))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/0/type') of a field in the new schema does not match with the old schema', additionalInfo:'reader type: STRING not compatible with writer type: INT'}`,
+		`{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'b' at path '/fields/1' in the new schema has no default value and is missing in the old schema', additionalInfo:'b'}`,
+		`{oldSchemaVersion: 1}`,
+		`{oldSchema: '{"type":"record","name":"R","fields":[{"name":"a","type":"int"}]}'}`,
+		`{validateFields: 'false', compatibility: 'BACKWARD'}`,
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages\n%s\nwant\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := r.SetConfig(ctx, "s", Full); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err = r.CheckCompatibility("s", "latest", RegisterRequest{Schema: rec(fld("a", `"long"`))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{
+		// FULL: first the old schema reading the new (no version/schema
+		// appended), then the new reading the old.
+		`{errorType:'TYPE_MISMATCH', description:'The type (path '/fields/0/type') of a field in the old schema does not match with the new schema', additionalInfo:'reader type: INT not compatible with writer type: LONG'}`,
+		`{validateFields: 'false', compatibility: 'FULL'}`,
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("FULL messages\n%s\nwant\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
