@@ -80,19 +80,14 @@ func (c *Connector) Stop() error { return nil }
 
 func (c *Connector) NewTask() connect.SourceTask { return &Task{} }
 
-// Validate adds the checks across keys (one source of values, key field
-// present, seed given once).
+// Validate is the ConfigDef's validation with the checks across keys
+// added (one source of values, key field present, seed given once), as
+// Confluent's validate does after super.validate.
 func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
+	out := ConfigDef().Validate(props)
 	p := crossCheck(props)
-	var out []connect.ConfigValue
-	for _, k := range ConfigDef().Keys() {
-		if msgs := p[k.Name]; len(msgs) > 0 {
-			var v any
-			if raw, ok := props[k.Name]; ok {
-				v = raw
-			}
-			out = append(out, connect.ConfigValue{Name: k.Name, Value: v, Errors: msgs, Visible: true})
-		}
+	for i := range out {
+		out[i].Errors = append(out[i].Errors, p[out[i].Name]...)
 	}
 	return out
 }

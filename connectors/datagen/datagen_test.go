@@ -440,13 +440,14 @@ func TestValidate(t *testing.T) {
 	c := &Connector{}
 	errorsOf := func(props map[string]string) map[string][]string {
 		out := map[string][]string{}
-		for _, cv := range c.Config().Validate(props) {
+		vals := c.Validate(props)
+		if len(vals) != len(c.Config().Keys()) {
+			t.Fatalf("Validate returned %d values for %d keys", len(vals), len(c.Config().Keys()))
+		}
+		for _, cv := range vals {
 			if len(cv.Errors) > 0 {
 				out[cv.Name] = append(out[cv.Name], cv.Errors...)
 			}
-		}
-		for _, cv := range c.Validate(props) {
-			out[cv.Name] = append(out[cv.Name], cv.Errors...)
 		}
 		return out
 	}

@@ -204,3 +204,41 @@ func TestRestartContinuesSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateThroughRuntime checks the validate answer the REST API
+// gives: single-key and cross-key errors together, internal keys hidden.
+func TestValidateThroughRuntime(t *testing.T) {
+	v, err := runtime.ValidateConnectorConfig(nil, map[string]string{
+		"connector.class": "datagen", "name": "d", "kafka.topic": "t", "quickstart": "users"})
+	if err != nil || v.ErrorCount != 0 {
+		t.Fatalf("valid config: %d errors, %v", v.ErrorCount, err)
+	}
+	for _, c := range v.Configs {
+		if c.Value.Name == "task.id" || c.Value.Name == "task.count" {
+			t.Fatalf("internal key %s listed", c.Value.Name)
+		}
+	}
+	v, err = runtime.ValidateConnectorConfig(nil, map[string]string{
+		"connector.class": ConfluentClass, "name": "d", "rate": "-2", "schema.keyfield": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, c := range v.Configs {
+		if len(c.Value.Errors) > 0 {
+			got[c.Value.Name] = c.Value.Errors
+		}
+	}
+	one := "Must set exactly one of quickstart, value.schema, schema.string, schema.filename"
+	want := map[string][]string{
+		"kafka.topic":  {`Missing required configuration "kafka.topic" which has no default value.`},
+		"rate":         {"Invalid value -2 for configuration rate: Value must be at least 0"},
+		"quickstart":   {one},
+		"value.schema": {one},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || v.ErrorCount != 4 {
+		t.Fatalf("errors (%d)\n got %v\nwant %v", v.ErrorCount, got, want)
+	}
+}
+
+const ConfluentClass = "io.confluent.kafka.connect.datagen.DatagenConnector"

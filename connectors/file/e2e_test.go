@@ -349,3 +349,54 @@ func TestRestartResumesFromOffset(t *testing.T) {
 		t.Fatalf("sink file has %d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }
+
+// TestValidateThroughRuntime checks the validate answers for the file
+// connectors against what Kafka Connect 4.4 answered for the same
+// requests (api/connect's captures: "validate valid config",
+// "validate by class name with errors").
+func TestValidateThroughRuntime(t *testing.T) {
+	for _, c := range []struct {
+		props  map[string]string
+		errors int
+		values map[string]string // key -> JSON of its value entry
+	}{
+		{map[string]string{"connector.class": "FileStreamSource", "name": "v", "file": "/d/in.txt", "topic": "capture-t1", "tasks.max": "1"}, 0,
+			map[string]string{
+				"file":       `{"Name":"file","Value":"/d/in.txt","Recommended":[],"Errors":[],"Visible":true}`,
+				"topic":      `{"Name":"topic","Value":"capture-t1","Recommended":[],"Errors":[],"Visible":true}`,
+				"batch.size": `{"Name":"batch.size","Value":"2000","Recommended":[],"Errors":[],"Visible":true}`,
+			}},
+		{map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "name": "v", "tasks.max": "x"}, 4,
+			map[string]string{
+				"topics": `{"Name":"topics","Value":"","Recommended":[],"Errors":["Must configure one of topics or topics.regex"],"Visible":true}`,
+				"file":   `{"Name":"file","Value":null,"Recommended":[],"Errors":[],"Visible":true}`,
+			}},
+		// Fjord's one extra check.
+		{map[string]string{"connector.class": "FileStreamSource", "name": "v", "topic": "a,b"}, 1,
+			map[string]string{
+				"topic": `{"Name":"topic","Value":"a,b","Recommended":[],"Errors":["'topic' in FileStreamSourceConnector configuration requires definition of a single topic"],"Visible":true}`,
+			}},
+	} {
+		v, err := runtime.ValidateConnectorConfig(nil, c.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.ErrorCount != c.errors {
+			t.Errorf("%v: %d errors, Kafka %d", c.props, v.ErrorCount, c.errors)
+		}
+		seen := 0
+		for _, vc := range v.Configs {
+			want, ok := c.values[vc.Value.Name]
+			if !ok {
+				continue
+			}
+			seen++
+			if got, _ := json.Marshal(vc.Value); string(got) != want {
+				t.Errorf("%v: %s\n got %s\nwant %s", c.props, vc.Value.Name, got, want)
+			}
+		}
+		if seen != len(c.values) {
+			t.Errorf("%v: %d of %d keys answered", c.props, seen, len(c.values))
+		}
+	}
+}

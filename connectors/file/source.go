@@ -85,16 +85,20 @@ func (c *SourceConnector) Stop() error { return nil }
 
 func (c *SourceConnector) NewTask() connect.SourceTask { return &SourceTask{} }
 
-// Validate rejects a comma-separated topic: Kafka 4.4 accepts it and its
-// task then fails on every send (a topic name cannot hold a comma); the
-// message is the one older Kafka versions gave.
+// Validate is the ConfigDef's validation plus one check: a
+// comma-separated topic is refused. Kafka 4.4 accepts it and its task then
+// fails on every send (a topic name cannot hold a comma); the message is
+// the one older Kafka versions gave.
 func (c *SourceConnector) Validate(props map[string]string) []connect.ConfigValue {
-	topic := strings.TrimSpace(props[TopicConfig])
-	if strings.Contains(topic, ",") {
-		return []connect.ConfigValue{{Name: TopicConfig, Value: props[TopicConfig], Visible: true,
-			Errors: []string{singleTopicMessage}}}
+	out := SourceConfigDef().Validate(props)
+	if strings.Contains(strings.TrimSpace(props[TopicConfig]), ",") {
+		for i := range out {
+			if out[i].Name == TopicConfig {
+				out[i].Errors = append(out[i].Errors, singleTopicMessage)
+			}
+		}
 	}
-	return nil
+	return out
 }
 
 // ExactlyOnceSupport is SUPPORTED for a file (as long as it is only

@@ -302,10 +302,11 @@ func TestSourceConnector(t *testing.T) {
 
 	errorsOf := func(props map[string]string) map[string][]string {
 		out := map[string][]string{}
-		for _, cv := range c.Config().Validate(props) {
-			out[cv.Name] = append(out[cv.Name], cv.Errors...)
+		vals := c.Validate(props)
+		if len(vals) != len(c.Config().Keys()) {
+			t.Fatalf("Validate returned %d values for %d keys", len(vals), len(c.Config().Keys()))
 		}
-		for _, cv := range c.Validate(props) {
+		for _, cv := range vals {
 			out[cv.Name] = append(out[cv.Name], cv.Errors...)
 		}
 		return out
