@@ -69,7 +69,7 @@ func startWorker(t *testing.T, addr string, offsets storage.OffsetStore) *worker
 }
 
 // run starts a connector and its tasks as a herder would.
-func (w *worker) run(t *testing.T, config map[string]string) {
+func (w *worker) run(t testing.TB, config map[string]string) {
 	t.Helper()
 	ctx := testkit.Context(t, 30*time.Second)
 	name := config["name"]
@@ -242,3 +242,49 @@ func TestValidateThroughRuntime(t *testing.T) {
 }
 
 const ConfluentClass = "io.confluent.kafka.connect.datagen.DatagenConnector"
+
+// BenchmarkDatagenToTopic measures datagen -> JsonConverter -> broker
+// through the worker, one task, until every record is acknowledged (its
+// offset committed).
+func BenchmarkDatagenToTopic(b *testing.B) {
+	for _, bc := range []struct{ name string }{{"json"}, {"json-noschema"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			br := testkit.StartBroker(b, nil)
+			ctx := testkit.Context(b, 10*time.Minute)
+			if _, err := testkit.Admin(b, br.Addr).CreateTopics(ctx, 1, 1, nil, "bench"); err != nil {
+				b.Fatal(err)
+			}
+			n := max(b.N, 1000)
+			offsets := storage.NewMemoryOffsetStore()
+			cfg, err := runtime.ParseWorkerConfig(map[string]string{
+				"bootstrap.servers": br.Addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
+				"value.converter.schemas.enable": strconv.FormatBool(bc.name == "json"),
+				"offset.storage.file.filename":   "/nonexistent", "offset.flush.interval.ms": "100",
+			}, runtime.Standalone)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "bench:8083", Offsets: offsets})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close(context.Background())
+			wk := &worker{w: w, st: &statuses{last: map[string]storage.State{}, errs: map[string]error{}}}
+			b.ResetTimer()
+			start := time.Now()
+			wk.run(b, map[string]string{"name": "dg", "connector.class": "datagen", "kafka.topic": "bench", "rate": "0",
+				"count": strconv.Itoa(n), "seed": "1", "value.schema": "id:int64:seq,name:string:8..16,amount:float64:0..1000,ok:boolean"})
+			for {
+				o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
+				if o[0] != nil && o[0]["current.iteration"].(int64) >= int64(n) {
+					break
+				}
+				if ctx.Err() != nil || wk.st.failed() != nil {
+					b.Fatalf("datagen did not finish: %v %v", ctx.Err(), wk.st.failed())
+				}
+				time.Sleep(5 * time.Millisecond) // a benchmark's end is found by polling the offsets
+			}
+			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "records/s")
+		})
+	}
+}
