@@ -181,8 +181,10 @@ type SourceTask struct {
 	partition map[string]any
 	idle      time.Duration
 	warned    bool
-	in        *os.File
-	stdin     <-chan []byte
+	// shrunkWarned: the truncation warning was logged.
+	shrunkWarned bool
+	in           *os.File
+	stdin        <-chan []byte
 	// stdinReader replaces os.Stdin in tests.
 	stdinReader io.Reader
 
@@ -274,6 +276,7 @@ func (t *SourceTask) Poll(ctx context.Context) ([]*connect.SourceRecord, error) 
 		if len(recs) > 0 {
 			return recs, nil
 		}
+		t.checkShrunk()
 		// Nothing new: back off up to Kafka's one second, so a file that
 		// is being written shows up promptly and an idle one costs little.
 		t.idle = min(max(t.idle*2, minIdleWait), maxIdleWait)
@@ -417,6 +420,23 @@ func (t *SourceTask) extract(recs []*connect.SourceRecord) []*connect.SourceReco
 		recs = append(recs, r)
 	}
 	return recs
+}
+
+// checkShrunk warns once when the file became shorter than what was read:
+// it was truncated or replaced, which the connector does not follow (as
+// Kafka's): it keeps reading the open file from its position.
+func (t *SourceTask) checkShrunk() {
+	if t.in == nil || t.shrunkWarned {
+		return
+	}
+	st, err := os.Stat(t.filename)
+	read := t.position + int64(t.end-t.start)
+	if err == nil && st.Size() < read {
+		slog.Warn("file source: the file is shorter than what was read (truncated or replaced?); "+
+			"the connector keeps reading the file it opened and does not start over",
+			"file", t.filename, "size", st.Size(), "read", read)
+		t.shrunkWarned = true
+	}
 }
 
 func (t *SourceTask) sleep(ctx context.Context, d time.Duration) {
