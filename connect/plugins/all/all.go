@@ -1,0 +1,14 @@
+// Package all registers every Connect plugin Fjord ships — converters,
+// transformations and predicates, connectors — with connect/plugins. The
+// fjord binary imports it for its side effects:
+//
+//	import _ "github.com/fjordhq/fjord/connect/plugins/all"
+package all
+
+import (
+	_ "github.com/fjordhq/fjord/connectors/datagen"
+	_ "github.com/fjordhq/fjord/connectors/file"
+	_ "github.com/fjordhq/fjord/converters/all"
+	_ "github.com/fjordhq/fjord/converters/avro"
+	_ "github.com/fjordhq/fjord/transforms"
+)

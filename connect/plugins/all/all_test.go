@@ -1,0 +1,28 @@
+package all
+
+import (
+	"testing"
+
+	"github.com/fjordhq/fjord/connect/plugins"
+)
+
+// The names users paste from Kafka Connect configs all resolve.
+func TestEveryShippedPluginResolves(t *testing.T) {
+	for _, name := range []string{
+		"org.apache.kafka.connect.file.FileStreamSourceConnector",
+		"org.apache.kafka.connect.file.FileStreamSinkConnector",
+		"io.confluent.kafka.connect.datagen.DatagenConnector",
+		"org.apache.kafka.connect.json.JsonConverter",
+		"org.apache.kafka.connect.storage.StringConverter",
+		"org.apache.kafka.connect.converters.ByteArrayConverter",
+		"org.apache.kafka.connect.storage.SimpleHeaderConverter",
+		"io.confluent.connect.avro.AvroConverter",
+		"org.apache.kafka.connect.transforms.InsertField$Value",
+		"org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
+		"io.debezium.transforms.ExtractNewRecordState",
+	} {
+		if _, ok := plugins.Lookup(name); !ok {
+			t.Errorf("%s is not registered", name)
+		}
+	}
+}
