@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	connectapi "github.com/fjordhq/fjord/api/connect"
+	"github.com/fjordhq/fjord/broker/config"
+	"github.com/fjordhq/fjord/connect/herder"
+	"github.com/fjordhq/fjord/connect/runtime"
+	"github.com/fjordhq/fjord/connect/storage"
+
+	// The plugins a worker can run register themselves.
+	_ "github.com/fjordhq/fjord/connectors/datagen"
+	_ "github.com/fjordhq/fjord/connectors/file"
+	_ "github.com/fjordhq/fjord/converters/avro"
+	_ "github.com/fjordhq/fjord/converters/bytearray"
+	_ "github.com/fjordhq/fjord/converters/header"
+	_ "github.com/fjordhq/fjord/converters/json"
+	_ "github.com/fjordhq/fjord/converters/number"
+	_ "github.com/fjordhq/fjord/converters/str"
+	_ "github.com/fjordhq/fjord/transforms"
+)
+
+// fjord connect worker.properties runs one distributed Kafka Connect
+// worker, as Kafka's connect-distributed.sh does: it joins the worker
+// group named by group.id through the brokers at bootstrap.servers,
+// keeps configs, offsets and statuses in the three internal topics, and
+// serves the Kafka Connect REST API on listeners.
+func init() {
+	cmd := &cobra.Command{
+		Use:   "connect worker.properties",
+		Short: "Run a distributed Kafka Connect worker",
+		Long: `Run a distributed Kafka Connect worker with Kafka's worker.properties
+(bootstrap.servers, group.id, config.storage.topic, offset.storage.topic,
+status.storage.topic, key.converter, value.converter, listeners, ...).
+Workers with the same group.id share connectors and tasks; the REST API
+(Kafka Connect's) is served on listeners (default http://:8083).
+Stop with Ctrl-C: the worker stops its tasks and leaves the group.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runConnectDistributed(args[0])
+		},
+	}
+	addCommand(cmd)
+}
+
+func readWorkerProperties(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("worker properties: %w", err)
+	}
+	defer f.Close()
+	props, err := config.ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("worker properties %s: %w", path, err)
+	}
+	return props, nil
+}
+
+func runConnectDistributed(path string) error {
+	props, err := readWorkerProperties(path)
+	if err != nil {
+		return err
+	}
+	wc, err := runtime.ParseWorkerConfig(props, runtime.Distributed)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	log := slog.Default()
+	cw, err := startConnectWorker(context.Background(), wc, log)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Fjord Connect worker %s is running\n  REST:   %s\n  Group:  %s\n  Kafka:  %s\nPress Ctrl-C to stop.\n",
+		cw.workerID, cw.url, wc.GroupID, strings.Join(wc.BootstrapServers, ","))
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	var serveErr error
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	case serveErr = <-cw.serveErr:
+		log.Error("REST server stopped unexpectedly", "err", serveErr)
+	}
+	cw.close()
+	return serveErr
+}
+
+// connectWorker is a running distributed worker: stores, runtime, herder
+// and REST server.
+type connectWorker struct {
+	log      *slog.Logger
+	workerID string
+	url      string
+	herder   *herder.Distributed
+	http     *http.Server
+	serveErr chan error
+	closers  []func()
+}
+
+// startConnectWorker wires a distributed worker from its config. The REST
+// listener is bound first so a listener on port 0 advertises its real
+// port to the group.
+func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog.Logger) (_ *connectWorker, err error) {
+	cw := &connectWorker{log: log, serveErr: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			cw.close()
+		}
+	}()
+	listeners := wc.Listeners
+	if len(listeners) == 0 {
+		listeners = []string{"http://:8083"}
+	}
+	_, addr, err := runtime.ParseListener(listeners[0])
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
+	}
+	cw.closers = append(cw.closers, func() { ln.Close() })
+	cw.url = wc.AdvertisedURL(ln.Addr().String())
+	if u, err := url.Parse(cw.url); err == nil {
+		cw.workerID = u.Host // Kafka: the advertised host:port
+	}
+
+	clientOpts, err := wc.ClientOpts(log)
+	if err != nil {
+		return nil, fmt.Errorf("worker Kafka client: %w", err)
+	}
+	// The group member's id starts with the client id, as Kafka's
+	// "connect-1-<uuid>" does.
+	clientID := wc.ClientID
+	if clientID == "" {
+		clientID = "connect-1"
+	}
+	client, err := kgo.NewClient(append(slices.Clone(clientOpts), kgo.ClientID(clientID))...)
+	if err != nil {
+		return nil, fmt.Errorf("worker Kafka client: %w", err)
+	}
+	cw.closers = append(cw.closers, client.Close)
+	clusterID, err := lookupClusterID(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+
+	sopts := storage.KafkaOptions{ClientOpts: clientOpts, Logger: log}
+	topic := func(name, property, prefix string, partitions int32, rf int16) storage.KafkaTopic {
+		return storage.KafkaTopic{Name: name, Property: property, Partitions: partitions, ReplicationFactor: rf,
+			Create: wc.InternalTopicsAutoCreate, Configs: wc.TopicSettings(prefix)}
+	}
+	offsets, err := storage.StartKafkaOffsetStore(ctx, sopts, topic(wc.OffsetStorageTopic, "offset.storage.topic", "offset.storage.", wc.OffsetStoragePartitions, wc.OffsetStorageReplicationFactor))
+	if err != nil {
+		return nil, err
+	}
+	cw.closers = append(cw.closers, func() { offsets.Close() })
+	configs, err := storage.StartKafkaConfigStore(ctx, sopts, topic(wc.ConfigStorageTopic, "config.storage.topic", "config.storage.", 1, wc.ConfigStorageReplicationFactor))
+	if err != nil {
+		return nil, err
+	}
+	cw.closers = append(cw.closers, func() { configs.Close() })
+	statuses, err := storage.StartKafkaStatusStore(ctx, sopts, topic(wc.StatusStorageTopic, "status.storage.topic", "status.storage.", wc.StatusStoragePartitions, wc.StatusStorageReplicationFactor))
+	if err != nil {
+		return nil, err
+	}
+	cw.closers = append(cw.closers, func() { statuses.Close() })
+
+	var topics storage.TopicStatusStore
+	if wc.TopicTrackingEnable {
+		topics = statuses
+	}
+	worker, err := runtime.NewWorker(wc, runtime.WorkerOptions{WorkerID: cw.workerID, Offsets: offsets, Topics: topics, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	cw.closers = append(cw.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wc.TaskShutdownGracefulTimeout+5*time.Second)
+		defer cancel()
+		worker.Close(ctx)
+	})
+
+	h, err := herder.NewDistributed(herder.DistributedConfig{
+		GroupID: wc.GroupID, WorkerID: cw.workerID, URL: cw.url, Protocol: wc.ConnectProtocol,
+		SessionTimeout: wc.SessionTimeout, RebalanceTimeout: wc.RebalanceTimeout, HeartbeatInterval: wc.HeartbeatInterval,
+		ScheduledRebalanceMaxDelay: wc.ScheduledRebalanceMaxDelay, SetScheduledRebalanceMaxDelay: true,
+		WorkerSyncTimeout: wc.WorkerSyncTimeout, WorkerUnsyncBackoff: wc.WorkerUnsyncBackoff,
+		KafkaClusterID: clusterID, Logger: log,
+	}, herder.DistributedDeps{
+		Client: client, Configs: configs, Statuses: statuses, Topics: statuses,
+		Worker: worker, Offsets: worker, Validate: worker.ValidateConnectorConfig, ConnectorType: worker.ConnectorType,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cw.herder = h
+	h.Start()
+
+	r := chi.NewRouter()
+	connectapi.Mount(r, h, connectapi.Options{
+		Logger:                     log,
+		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
+		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,
+	})
+	// Kafka's internal endpoint: a follower running a connector hands
+	// the leader its new task configs.
+	r.Post("/connectors/{connector}/tasks", putTaskConfigs(h))
+	cw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			cw.serveErr <- err
+		}
+	}()
+	log.Info("Kafka Connect worker started", "worker", cw.workerID, "url", cw.url, "group", wc.GroupID, "kafka_cluster_id", clusterID)
+	return cw, nil
+}
+
+// close stops the herder (its work stops, it leaves the group), then the
+// REST server and the stores.
+func (cw *connectWorker) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if cw.herder != nil {
+		if err := cw.herder.Stop(ctx); err != nil {
+			cw.log.Warn("stop herder", "err", err)
+		}
+	}
+	if cw.http != nil {
+		cw.http.Shutdown(ctx)
+	}
+	for i := len(cw.closers) - 1; i >= 0; i-- {
+		cw.closers[i]()
+	}
+	cw.closers = nil
+}
+
+// lookupClusterID asks the cluster for its id (Kafka's
+// ConnectUtils.lookupKafkaClusterId), retrying until ctx or a minute ends.
+func lookupClusterID(ctx context.Context, cl *kgo.Client) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	for {
+		m, err := adm.BrokerMetadata(ctx)
+		if err == nil {
+			return m.Cluster, nil
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("look up the Kafka cluster id (is bootstrap.servers right?): %w", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// putTaskConfigs serves POST /connectors/{connector}/tasks (a list of task
+// configs). A worker that is not the leader answers 409 with the leader's
+// URL in the message; the sender retries.
+func putTaskConfigs(h *herder.Distributed) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := chi.URLParam(r, "connector")
+		if u, err := url.PathUnescape(name); err == nil {
+			name = u
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 90*time.Second)
+		defer cancel()
+		body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+		if err == nil {
+			err = h.VerifyInternalRequest(ctx, body, r.Header)
+		}
+		if err != nil {
+			writeConnectError(w, err)
+			return
+		}
+		var configs []map[string]string
+		if err := json.Unmarshal(body, &configs); err != nil {
+			writeConnectError(w, herder.Errorf(http.StatusBadRequest, "Invalid task configs: %v", err))
+			return
+		}
+		if err := h.PutTaskConfigs(ctx, name, configs); err != nil {
+			var nl *herder.NotLeaderError
+			if errors.As(err, &nl) {
+				err = herder.Errorf(http.StatusConflict, "%s", nl.Error())
+			}
+			writeConnectError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func writeConnectError(w http.ResponseWriter, err error) {
+	var e *herder.Error
+	if !errors.As(err, &e) {
+		e = herder.Errorf(http.StatusInternalServerError, "%s", err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Code)
+	json.NewEncoder(w).Encode(e)
+}
