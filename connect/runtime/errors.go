@@ -50,6 +50,25 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
+// Trace renders the error as a status trace (see ErrorTrace); herders
+// use it for FAILED statuses.
+func (e *ConnectError) Trace() string { return ErrorTrace(e) }
+
+// traced gives any error a Trace for status reports.
+type traced struct{ error }
+
+func (t traced) Unwrap() error { return t.error }
+func (t traced) Trace() string { return ErrorTrace(t.error) }
+
+// withTrace returns err with a Trace method (nil stays nil).
+func withTrace(err error) error {
+	var ce *ConnectError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	return traced{err}
+}
+
 // failure is one failed operation on one record, as Kafka's
 // ProcessingContext describes it to reporters.
 type failure struct {

@@ -77,7 +77,7 @@ func (t *workerTask) status(st storage.State, err error) {
 	t.reports = st
 	t.mu.Unlock()
 	if t.listener != nil {
-		t.listener.Status(t.id.Connector, t.id.Task, st, err)
+		t.listener.Status(t.id.Connector, t.id.Task, st, withTrace(err))
 	}
 }
 

@@ -346,7 +346,7 @@ type workerConnector struct {
 
 func (c *workerConnector) status(st storage.State, err error) {
 	if c.listener != nil {
-		c.listener.Status(c.name, -1, st, err)
+		c.listener.Status(c.name, -1, st, withTrace(err))
 	}
 }
 

@@ -75,6 +75,7 @@ var sourceDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: "count", Type: connect.TypeLong, Default: int64(-1), Importance: connect.Medium, Doc: "Records per task (-1: forever)"}).
 	Define(connect.ConfigKey{Name: "batch.size", Type: connect.TypeInt, Default: int32(10), Importance: connect.Low, Doc: "Records per poll"}).
 	Define(connect.ConfigKey{Name: "fail.at", Type: connect.TypeLong, Default: int64(-1), Importance: connect.Low, Doc: "Fail the task when reaching this sequence number"}).
+	Define(connect.ConfigKey{Name: "fail.once", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "Fail at fail.at only the first time (per test.id)"}).
 	Define(connect.ConfigKey{Name: "poll.delay.ms", Type: connect.TypeLong, Default: int64(0), Importance: connect.Low, Doc: "Pause between polls"}).
 	Define(connect.ConfigKey{Name: "test.id", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Test instance"})
 
@@ -105,6 +106,7 @@ type SourceStats struct {
 	Dropped       atomic.Int64 // CommitRecord calls without (dropped, skipped)
 	Commits       atomic.Int64 // Commit calls
 	Starts        atomic.Int64
+	failed        atomic.Bool // fail.once has fired
 	mu            sync.Mutex
 	startedAt     []int64 // the first sequence number of each start
 }
@@ -134,6 +136,7 @@ type sourceTask struct {
 	delay     time.Duration
 	stats     *SourceStats
 	prefix    string
+	failOnce  bool
 }
 
 func (t *sourceTask) Initialize(ctx connect.SourceTaskContext) { t.ctx = ctx }
@@ -144,6 +147,7 @@ func (t *sourceTask) Start(_ context.Context, props map[string]string) error {
 		return err
 	}
 	t.topic, t.end, t.batch, t.failAt = c.String("topic"), c.Long("count"), int(c.Int("batch.size")), c.Long("fail.at")
+	t.failOnce = c.Bool("fail.once")
 	t.delay = time.Duration(c.Long("poll.delay.ms")) * time.Millisecond
 	t.part = map[string]any{"task": props["task.number"]}
 	if n := props["task.number"]; n != "" && n != "0" {
@@ -184,7 +188,10 @@ func (t *sourceTask) Poll(ctx context.Context) ([]*connect.Record, error) {
 		return nil, nil
 	}
 	if t.failAt >= 0 && t.next >= t.failAt {
-		return nil, fmt.Errorf("sequence source told to fail at %d", t.failAt)
+		if !t.failOnce || t.stats.failed.CompareAndSwap(false, true) {
+			return nil, fmt.Errorf("sequence source told to fail at %d", t.failAt)
+		}
+		t.failAt = -1
 	}
 	n := int64(t.batch)
 	if t.end >= 0 && t.next+n > t.end {
