@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
 	_ "github.com/fjordhq/fjord/connectors/datagen"
@@ -22,80 +22,81 @@ import (
 
 const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
 
-type statuses struct {
-	mu   sync.Mutex
-	last map[string]storage.State
-	errs map[string]error
+// connectHarness is a standalone Connect process in miniature: the
+// runtime Worker on a real broker, driven by the standalone herder.
+type connectHarness struct {
+	w *runtime.Worker
+	h *herder.Standalone
 }
 
-func (s *statuses) Status(conn string, task int, st storage.State, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := conn + "/" + strconv.Itoa(task)
-	s.last[k], s.errs[k] = st, err
+func startConnect(t testing.TB, addr string, offsets storage.OffsetStore, extra ...string) *connectHarness {
+	t.Helper()
+	props := map[string]string{
+		"bootstrap.servers": addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
+		"offset.storage.file.filename": "/nonexistent", "offset.flush.interval.ms": "100",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
+	cfg, err := runtime.ParseWorkerConfig(props, runtime.Standalone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: offsets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083"},
+		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType})
+	c := &connectHarness{w: w, h: h}
+	t.Cleanup(c.stop)
+	return c
 }
 
-func (s *statuses) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, st := range s.last {
-		if st == storage.StateFailed {
-			return fmt.Errorf("%s failed: %v", k, s.errs[k])
+// stop shuts the process down cleanly (tasks commit what they can).
+func (c *connectHarness) stop() {
+	c.h.Close(context.Background())
+	c.w.Close(context.Background())
+}
+
+// create POSTs a connector, as the REST API would.
+func (c *connectHarness) create(t testing.TB, config map[string]string) {
+	t.Helper()
+	if _, _, err := c.h.PutConnectorConfig(testkit.Context(t, 30*time.Second), config["name"], config, "", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failed reports a FAILED connector or task, with its trace.
+func (c *connectHarness) failed() error {
+	ctx := context.Background()
+	names, _ := c.h.Connectors(ctx)
+	for _, n := range names {
+		st, err := c.h.ConnectorStatus(ctx, n)
+		if err != nil {
+			continue
+		}
+		if st.Connector.State == herder.StateFailed {
+			return fmt.Errorf("connector %s failed: %s", n, st.Connector.Trace)
+		}
+		for _, ts := range st.Tasks {
+			if ts.State == herder.StateFailed {
+				return fmt.Errorf("task %s-%d failed: %s", n, ts.ID, ts.Trace)
+			}
 		}
 	}
 	return nil
 }
 
-type worker struct {
-	w  *runtime.Worker
-	st *statuses
-}
-
-func startWorker(t *testing.T, addr string, offsets storage.OffsetStore) *worker {
-	t.Helper()
-	cfg, err := runtime.ParseWorkerConfig(map[string]string{
-		"bootstrap.servers": addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
-		"offset.storage.file.filename": "/nonexistent", "offset.flush.interval.ms": "100",
-	}, runtime.Standalone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "test:8083", Offsets: offsets})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close(context.Background()) })
-	return &worker{w: w, st: &statuses{last: map[string]storage.State{}, errs: map[string]error{}}}
-}
-
-// run starts a connector and its tasks as a herder would.
-func (w *worker) run(t testing.TB, config map[string]string) {
-	t.Helper()
-	ctx := testkit.Context(t, 30*time.Second)
-	name := config["name"]
-	if err := w.w.StartConnector(ctx, name, config, storage.TargetStarted, w.st, nil); err != nil {
-		t.Fatal(err)
-	}
-	tcs, err := w.w.ConnectorTaskConfigs(ctx, name, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, tc := range tcs {
-		if err := w.w.StartTask(ctx, storage.TaskID{Connector: name, Task: i}, config, tc, storage.TargetStarted, w.st); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // read returns n records of topic (all partitions), failing on more
 // arriving within a short while.
-func read(t *testing.T, w *worker, addr, topic string, n int) []*kgo.Record {
+func read(t *testing.T, w *connectHarness, addr, topic string, n int) []*kgo.Record {
 	t.Helper()
 	ctx := testkit.Context(t, 60*time.Second)
 	cl := testkit.Client(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	var out []*kgo.Record
 	for len(out) < n {
-		if err := w.st.failed(); err != nil {
+		if err := w.failed(); err != nil {
 			t.Fatal(err)
 		}
 		fs := cl.PollFetches(ctx)
@@ -137,15 +138,15 @@ func TestSeedGivesIdenticalRecords(t *testing.T) {
 	if _, err := adm.CreateTopics(ctx, 3, 1, nil, "dg-c"); err != nil {
 		t.Fatal(err)
 	}
-	w := startWorker(t, b.Addr, storage.NewMemoryOffsetStore())
+	w := startConnect(t, b.Addr, storage.NewMemoryOffsetStore())
 	const n = 3000
 	config := func(name, topic, tasks string) map[string]string {
 		return map[string]string{"name": name, "connector.class": "io.confluent.kafka.connect.datagen.DatagenConnector",
 			"kafka.topic": topic, "quickstart": "orders", "seed": "20261129", "rate": "0", "count": strconv.Itoa(n), "tasks.max": tasks}
 	}
-	w.run(t, config("a", "dg-a", "1"))
-	w.run(t, config("b", "dg-b", "1"))
-	w.run(t, config("c", "dg-c", "3"))
+	w.create(t, config("a", "dg-a", "1"))
+	w.create(t, config("b", "dg-b", "1"))
+	w.create(t, config("c", "dg-c", "3"))
 	a, bb, c := kv(read(t, w, b.Addr, "dg-a", n)), kv(read(t, w, b.Addr, "dg-b", n)), kv(read(t, w, b.Addr, "dg-c", n))
 	if !slices.Equal(a, bb) {
 		for i := range a {
@@ -178,8 +179,8 @@ func TestRestartContinuesSequence(t *testing.T) {
 	offsets := storage.NewMemoryOffsetStore()
 	config := map[string]string{"name": "dg", "connector.class": "datagen", "kafka.topic": "orders", "quickstart": "orders",
 		"rate": "2000", "count": "1500", "random.seed": "5"}
-	w := startWorker(t, b.Addr, offsets)
-	w.run(t, config)
+	w := startConnect(t, b.Addr, offsets)
+	w.create(t, config)
 	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
 		o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
 		if o[0] == nil || o[0]["current.iteration"].(int64) < 300 {
@@ -187,13 +188,13 @@ func TestRestartContinuesSequence(t *testing.T) {
 		}
 		return nil
 	})
-	w.w.Close(ctx)
+	w.stop()
 	o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
 	if o[0]["current.iteration"].(int64) >= 1500 {
 		t.Fatalf("datagen finished before the restart: %v", o[0])
 	}
-	w = startWorker(t, b.Addr, offsets)
-	w.run(t, config)
+	w = startConnect(t, b.Addr, offsets)
+	w.create(t, config)
 	recs := read(t, w, b.Addr, "orders", 1500)
 	for i, r := range recs {
 		if want := []byte(`"orderid":` + strconv.Itoa(i) + `,`); !bytes.Contains(r.Value, want) {
@@ -256,31 +257,18 @@ func BenchmarkDatagenToTopic(b *testing.B) {
 			}
 			n := max(b.N, 1000)
 			offsets := storage.NewMemoryOffsetStore()
-			cfg, err := runtime.ParseWorkerConfig(map[string]string{
-				"bootstrap.servers": br.Addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
-				"value.converter.schemas.enable": strconv.FormatBool(bc.name == "json"),
-				"offset.storage.file.filename":   "/nonexistent", "offset.flush.interval.ms": "100",
-			}, runtime.Standalone)
-			if err != nil {
-				b.Fatal(err)
-			}
-			w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "bench:8083", Offsets: offsets})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close(context.Background())
-			wk := &worker{w: w, st: &statuses{last: map[string]storage.State{}, errs: map[string]error{}}}
+			wk := startConnect(b, br.Addr, offsets, "value.converter.schemas.enable", strconv.FormatBool(bc.name == "json"))
 			b.ResetTimer()
 			start := time.Now()
-			wk.run(b, map[string]string{"name": "dg", "connector.class": "datagen", "kafka.topic": "bench", "rate": "0",
+			wk.create(b, map[string]string{"name": "dg", "connector.class": "datagen", "kafka.topic": "bench", "rate": "0",
 				"count": strconv.Itoa(n), "seed": "1", "value.schema": "id:int64:seq,name:string:8..16,amount:float64:0..1000,ok:boolean"})
 			for {
 				o, _ := offsets.Get(ctx, "dg", []map[string]any{{"task.id": int64(0)}})
 				if o[0] != nil && o[0]["current.iteration"].(int64) >= int64(n) {
 					break
 				}
-				if ctx.Err() != nil || wk.st.failed() != nil {
-					b.Fatalf("datagen did not finish: %v %v", ctx.Err(), wk.st.failed())
+				if ctx.Err() != nil || wk.failed() != nil {
+					b.Fatalf("datagen did not finish: %v %v", ctx.Err(), wk.failed())
 				}
 				time.Sleep(5 * time.Millisecond) // a benchmark's end is found by polling the offsets
 			}

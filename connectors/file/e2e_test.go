@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
 	_ "github.com/fjordhq/fjord/connectors/file"
@@ -31,39 +31,15 @@ const (
 	stringConverter = "org.apache.kafka.connect.storage.StringConverter"
 )
 
-// statuses records the states the worker reports, as a herder would.
-type statuses struct {
-	mu   sync.Mutex
-	last map[string]storage.State
-	errs map[string]error
+// connectHarness is a standalone Connect process in miniature: the
+// runtime Worker on a real broker, driven by the standalone herder, as
+// fjord connect-standalone wires them.
+type connectHarness struct {
+	w *runtime.Worker
+	h *herder.Standalone
 }
 
-func (s *statuses) Status(conn string, task int, st storage.State, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := conn + "/" + strconv.Itoa(task)
-	s.last[k], s.errs[k] = st, err
-}
-
-func (s *statuses) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, st := range s.last {
-		if st == storage.StateFailed {
-			return fmt.Errorf("%s failed: %v", k, s.errs[k])
-		}
-	}
-	return nil
-}
-
-// worker is a Connect worker on a real broker running connectors as a
-// herder would.
-type worker struct {
-	w  *runtime.Worker
-	st *statuses
-}
-
-func startWorker(t *testing.T, addr, converter string, offsets storage.OffsetStore) *worker {
+func startConnect(t testing.TB, addr, converter string, offsets storage.OffsetStore) *connectHarness {
 	t.Helper()
 	cfg, err := runtime.ParseWorkerConfig(map[string]string{
 		"bootstrap.servers": addr, "key.converter": converter, "value.converter": converter,
@@ -72,30 +48,50 @@ func startWorker(t *testing.T, addr, converter string, offsets storage.OffsetSto
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "test:8083", Offsets: offsets})
+	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: offsets})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close(context.Background()) })
-	return &worker{w: w, st: &statuses{last: map[string]storage.State{}, errs: map[string]error{}}}
+	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083"},
+		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType})
+	c := &connectHarness{w: w, h: h}
+	t.Cleanup(c.stop)
+	return c
 }
 
-func (w *worker) run(t *testing.T, config map[string]string) {
+// stop shuts the process down cleanly (tasks commit what they can).
+func (c *connectHarness) stop() {
+	c.h.Close(context.Background())
+	c.w.Close(context.Background())
+}
+
+// create POSTs a connector, as the REST API would.
+func (c *connectHarness) create(t testing.TB, config map[string]string) {
 	t.Helper()
-	ctx := testkit.Context(t, 30*time.Second)
-	name := config["name"]
-	if err := w.w.StartConnector(ctx, name, config, storage.TargetStarted, w.st, nil); err != nil {
+	if _, _, err := c.h.PutConnectorConfig(testkit.Context(t, 30*time.Second), config["name"], config, "", false); err != nil {
 		t.Fatal(err)
 	}
-	tcs, err := w.w.ConnectorTaskConfigs(ctx, name, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, tc := range tcs {
-		if err := w.w.StartTask(ctx, storage.TaskID{Connector: name, Task: i}, config, tc, storage.TargetStarted, w.st); err != nil {
-			t.Fatal(err)
+}
+
+// failed reports a FAILED connector or task, with its trace.
+func (c *connectHarness) failed() error {
+	ctx := context.Background()
+	names, _ := c.h.Connectors(ctx)
+	for _, n := range names {
+		st, err := c.h.ConnectorStatus(ctx, n)
+		if err != nil {
+			continue
+		}
+		if st.Connector.State == herder.StateFailed {
+			return fmt.Errorf("connector %s failed: %s", n, st.Connector.Trace)
+		}
+		for _, ts := range st.Tasks {
+			if ts.State == herder.StateFailed {
+				return fmt.Errorf("task %s-%d failed: %s", n, ts.ID, ts.Trace)
+			}
 		}
 	}
+	return nil
 }
 
 func createTopic(t *testing.T, addr string, partitions int32, topics ...string) {
@@ -122,11 +118,11 @@ func readTopic(t *testing.T, addr, topic string, n int) []*kgo.Record {
 }
 
 // awaitLines waits until the file has n lines and returns its content.
-func awaitLines(t *testing.T, w *worker, name string, n int) []byte {
+func awaitLines(t *testing.T, w *connectHarness, name string, n int) []byte {
 	t.Helper()
 	var b []byte
 	testkit.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
-		if err := w.st.failed(); err != nil {
+		if err := w.failed(); err != nil {
 			t.Fatal(err)
 		}
 		b, _ = os.ReadFile(name)
@@ -139,6 +135,7 @@ func awaitLines(t *testing.T, w *worker, name string, n int) []byte {
 }
 
 // TestMatchesKafkaConnect runs FileStreamSource -> topic -> FileStreamSink
+// in a standalone Connect
 // on the input Kafka Connect 4.4 ran on (testdata/kafka-connect, see
 // capture.sh) and compares the topic's records and the sink's file.
 func TestMatchesKafkaConnect(t *testing.T) {
@@ -157,9 +154,9 @@ func TestMatchesKafkaConnect(t *testing.T) {
 			os.WriteFile(in, input, 0o644)
 			topic := "lines-" + conv.name
 			createTopic(t, b.Addr, 1, topic)
-			w := startWorker(t, b.Addr, conv.class, storage.NewMemoryOffsetStore())
-			w.run(t, map[string]string{"name": "source", "connector.class": "FileStreamSource", "tasks.max": "1", "file": in, "topic": topic})
-			w.run(t, map[string]string{"name": "sink", "connector.class": "FileStreamSink", "tasks.max": "1", "file": out, "topics": topic})
+			w := startConnect(t, b.Addr, conv.class, storage.NewMemoryOffsetStore())
+			w.create(t, map[string]string{"name": "source", "connector.class": "FileStreamSource", "tasks.max": "1", "file": in, "topic": topic})
+			w.create(t, map[string]string{"name": "sink", "connector.class": "FileStreamSink", "tasks.max": "1", "file": out, "topics": topic})
 
 			want, err := os.ReadFile("testdata/kafka-connect/out-" + conv.name + ".txt")
 			if err != nil {
@@ -245,7 +242,7 @@ func TestSinkFormatsLikeKafkaConnect(t *testing.T) {
 		known[k] = true
 	}
 	// Kafka's capture ran with the JVM in UTC; TestMain pins Go's zone.
-	w := startWorker(t, b.Addr, jsonConverter, storage.NewMemoryOffsetStore())
+	w := startConnect(t, b.Addr, jsonConverter, storage.NewMemoryOffsetStore())
 	cl := testkit.Client(t, b.Addr)
 	ctx := testkit.Context(t, 60*time.Second)
 	dir := t.TempDir()
@@ -258,7 +255,7 @@ func TestSinkFormatsLikeKafkaConnect(t *testing.T) {
 			}
 		}
 		out := filepath.Join(dir, mode+".txt")
-		w.run(t, map[string]string{"name": "sink-" + mode, "connector.class": "FileStreamSink", "file": out, "topics": topic,
+		w.create(t, map[string]string{"name": "sink-" + mode, "connector.class": "FileStreamSink", "file": out, "topics": topic,
 			"value.converter": jsonConverter, "value.converter.schemas.enable": strconv.FormatBool(mode == "schema")})
 		got := strings.Split(strings.TrimSuffix(string(awaitLines(t, w, out, len(inputs[mode]))), "\n"), "\n")
 		wantB, err := os.ReadFile("testdata/kafka-connect/sink-" + mode + ".txt")
@@ -283,8 +280,8 @@ func TestSinkFormatsLikeKafkaConnect(t *testing.T) {
 	}
 }
 
-// TestRestartResumesFromOffset stops the worker, appends to the file and
-// starts a new worker on the same offsets file: the topic gets every line
+// TestRestartResumesFromOffset stops the standalone process, appends to
+// the file and starts a new one on the same offsets file: the topic gets every line
 // exactly once.
 func TestRestartResumesFromOffset(t *testing.T) {
 	if testing.Short() {
@@ -307,11 +304,11 @@ func TestRestartResumesFromOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := startWorker(t, b.Addr, stringConverter, store)
-	w.run(t, source)
-	w.run(t, sink)
+	w := startConnect(t, b.Addr, stringConverter, store)
+	w.create(t, source)
+	w.create(t, sink)
 	awaitLines(t, w, out, 1000)
-	w.w.Close(testkit.Context(t, 30*time.Second))
+	w.stop()
 	store.Close()
 
 	f, _ := os.OpenFile(in, os.O_WRONLY|os.O_APPEND, 0)
@@ -329,9 +326,9 @@ func TestRestartResumesFromOffset(t *testing.T) {
 	if err != nil || len(all) != 1 || fmt.Sprint(all[0].Offset["position"]) != strconv.Itoa(sb.Len()) {
 		t.Fatalf("offsets after a clean stop: %+v, %v; want position %d", all, err, sb.Len())
 	}
-	w = startWorker(t, b.Addr, stringConverter, store)
-	w.run(t, source)
-	w.run(t, sink)
+	w = startConnect(t, b.Addr, stringConverter, store)
+	w.create(t, source)
+	w.create(t, sink)
 	got := awaitLines(t, w, out, 1500)
 
 	recs := readTopic(t, b.Addr, "resume", 1500)
