@@ -177,19 +177,19 @@ type SourceTask struct {
 	buf       []byte // unread bytes buf[start:end]
 	start     int
 	end       int
-	position  int64 // byte position of buf[start] in the file
-	partition map[string]any
-	idle      time.Duration
-	warned    bool
-	// shrunkWarned: the truncation warning was logged.
-	shrunkWarned bool
-	in           *os.File
-	stdin        <-chan []byte
+	position  int64          // byte position of buf[start] in the file
+	partition map[string]any // shared by all records: the runtime caches its encoding by identity
+	idle      time.Duration  // current back-off when there is nothing to read
+	in        *os.File       // the file Poll reads (nil until opened, and for stdin)
+	stdin     <-chan []byte  // chunks of standard input, when no file is set
+	// warned and shrunkWarned: the missing-file and truncation warnings
+	// were logged (once each).
+	warned, shrunkWarned bool
 	// stdinReader replaces os.Stdin in tests.
 	stdinReader io.Reader
 
 	mu       sync.Mutex // guards file and stopped
-	file     *os.File
+	file     *os.File   // the same file as in, for Stop to close
 	stopped  bool
 	stop     chan struct{}
 	stopOnce sync.Once
