@@ -76,7 +76,7 @@ func TestStandaloneLifecycle(t *testing.T) {
 	b := testkit.StartBroker(t, nil)
 	ctx := testkit.Context(t, 2*time.Minute)
 	h, _ := standalone(t, b.Addr, filepath.Join(t.TempDir(), "connect.offsets"))
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	src := runtimetest.SourceConfig("src", id, "life", -1, "poll.delay.ms", "5")
 	delete(src, "name") // the herder adds it, as Kafka's REST layer does
 	created, info, err := h.PutConnectorConfig(ctx, "src", src, "", false)
@@ -109,10 +109,13 @@ func TestStandaloneLifecycle(t *testing.T) {
 	if err != nil || len(tasks) != 1 || tasks[0].Config["task.class"] != "io.fjord.test.SequenceSourceTask" {
 		t.Errorf("task configs %+v %v", tasks, err)
 	}
-	topics, err := h.ConnectorActiveTopics(ctx, "src")
-	if err != nil || !slices.Equal(topics, []string{"life"}) {
-		t.Errorf("active topics %v %v", topics, err)
-	}
+	testkit.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		topics, err := h.ConnectorActiveTopics(ctx, "src")
+		if err != nil || !slices.Equal(topics, []string{"life"}) {
+			return fmt.Errorf("active topics %v %v", topics, err)
+		}
+		return nil
+	})
 
 	// Invalid configs are refused with every error.
 	_, _, err = h.PutConnectorConfig(ctx, "bad", map[string]string{"connector.class": runtimetest.SinkClass, "tasks.max": "0"}, "", false)
@@ -187,7 +190,7 @@ func TestStandaloneRestartFailedTask(t *testing.T) {
 	b := testkit.StartBroker(t, nil)
 	ctx := testkit.Context(t, time.Minute)
 	h, _ := standalone(t, b.Addr, filepath.Join(t.TempDir(), "connect.offsets"))
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	src := runtimetest.SourceConfig("src", id, "rf", 100, "fail.at", "30", "fail.once", "true")
 	if _, _, err := h.PutConnectorConfig(ctx, "src", src, "", false); err != nil {
 		t.Fatal(err)
@@ -232,7 +235,7 @@ func TestStandaloneResumesFromOffsetFile(t *testing.T) {
 	b := testkit.StartBroker(t, nil)
 	ctx := testkit.Context(t, time.Minute)
 	file := filepath.Join(t.TempDir(), "connect.offsets")
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	src := runtimetest.SourceConfig("src", id, "resume", -1, "poll.delay.ms", "2")
 	h1, w1 := standalone(t, b.Addr, file)
 	if _, _, err := h1.PutConnectorConfig(ctx, "src", src, "", false); err != nil {

@@ -67,7 +67,7 @@ func TestDeadLetterQueueMatchesKafka(t *testing.T) {
 
 	w := newTestWorker(t, workerProps(b.Addr), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	cfg := runtimetest.SinkConfig("golden-dlq", id, "dlq-src")
 	for k, v := range g.Connector {
 		if k != "connector.class" && k != "key.converter" {
@@ -119,7 +119,7 @@ func TestToleranceNoneFailsTask(t *testing.T) {
 	produce(t, cl, &kgo.Record{Topic: "strict", Value: []byte("fine")}, &kgo.Record{Topic: "strict", Value: []byte("bad one")})
 	w := newTestWorker(t, workerProps(b.Addr), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	run(t, w, ev, runtimetest.SinkConfig("strict", id, "strict", "value.converter", runtimetest.FlakyClass))
 	err := ev.await(t, "strict", 0, storage.StateFailed)
 	trace := ErrorTrace(err)
@@ -139,7 +139,7 @@ func TestRetriesThenSucceeds(t *testing.T) {
 	}
 	w := newTestWorker(t, workerProps(b.Addr), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	// Three retriable converter failures, retried for up to 10 s.
 	run(t, w, ev, runtimetest.SinkConfig("flaky", id, "flaky", "value.converter", runtimetest.FlakyClass,
 		"value.converter.failures", "3", "errors.retry.timeout", "10000", "errors.retry.delay.max.ms", "100",
@@ -172,7 +172,7 @@ func TestErrantRecordReporter(t *testing.T) {
 	}
 	w := newTestWorker(t, workerProps(b.Addr), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	run(t, w, ev, runtimetest.SinkConfig("errant", id, "errant", "errant.on", "reject", "errors.tolerance", "all",
 		"errors.deadletterqueue.topic.name", "errant-dlq", "errors.deadletterqueue.topic.replication.factor", "1",
 		"errors.deadletterqueue.context.headers.enable", "true", "errors.log.enable", "true", "errors.log.include.messages", "true"))
@@ -200,7 +200,7 @@ func TestSinkCommitsOnlyWhatPreCommitReturns(t *testing.T) {
 	}
 	w := newTestWorker(t, workerProps(b.Addr, "offset.flush.interval.ms", "20"), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	cfg := runtimetest.SinkConfig("held", id, "held", "hold.commits", "true")
 	ids := run(t, w, ev, cfg)
 	awaitDistinct(t, runtimetest.Collector(id), 10)

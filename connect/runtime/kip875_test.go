@@ -20,7 +20,7 @@ func TestSourceOffsetsAlterReset(t *testing.T) {
 	ctx := testkit.Context(t, time.Minute)
 	store := storage.NewMemoryOffsetStore()
 	w := newTestWorker(t, workerProps("127.0.0.1:1"), store)
-	cfg := runtimetest.SourceConfig("src", t.Name(), "t", 1)
+	cfg := runtimetest.SourceConfig("src", runtimetest.TestID(t), "t", 1)
 	store.Put(ctx, "src", []connect.SourcePartitionOffset{{Partition: map[string]any{"task": "0"}, Offset: map[string]any{"seq": 5}}})
 	o, err := w.ConnectorOffsets(ctx, "src", cfg)
 	if err != nil || len(o.Offsets) != 1 || o.Offsets[0].Offset["seq"] != int64(5) {
@@ -55,9 +55,9 @@ func TestSinkOffsetsAlterReset(t *testing.T) {
 	}
 	w := newTestWorker(t, workerProps(b.Addr, "offset.flush.interval.ms", "20"), nil)
 	ev := newEvents()
-	cfg := runtimetest.SinkConfig("so", t.Name(), "so")
+	cfg := runtimetest.SinkConfig("so", runtimetest.TestID(t), "so")
 	ids := run(t, w, ev, cfg)
-	awaitDistinct(t, runtimetest.Collector(t.Name()), 5)
+	awaitDistinct(t, runtimetest.Collector(cfg["test.id"]), 5)
 	testkit.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 		o, err := w.ConnectorOffsets(ctx, "so", cfg)
 		if err != nil || len(o.Offsets) != 1 || o.Offsets[0].Offset[kafkaOffsetKey] != int64(5) {

@@ -145,7 +145,7 @@ func TestSourceToSink(t *testing.T) {
 	offsets := storage.NewMemoryOffsetStore()
 	w := newTestWorker(t, workerProps(b.Addr), offsets)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	const n = 500
 	src := runtimetest.SourceConfig("src", id, "seq", n, "tasks.max", "2", "batch.size", "37")
 	run(t, w, ev, src)
@@ -201,10 +201,13 @@ func TestSourceToSink(t *testing.T) {
 		}
 		return nil
 	})
-	// Topic tracking.
-	if ts := w.topics.Topics("src"); len(ts) != 1 || ts[0].Topic != "seq" {
-		t.Errorf("src topics %+v", ts)
-	}
+	// Topic tracking (written in the background).
+	testkit.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if ts := w.topics.Topics("src"); len(ts) != 1 || ts[0].Topic != "seq" {
+			return fmt.Errorf("src topics %+v", ts)
+		}
+		return nil
+	})
 	w.StopTasks(ctx, []storage.TaskID{{Connector: "sink", Task: 0}, {Connector: "sink", Task: 1}})
 	w.StopConnector(ctx, "sink")
 	if st, _ := ev.state("sink", 0); st != storage.StateUnassigned {
@@ -226,7 +229,7 @@ func TestSourceAtLeastOnce(t *testing.T) {
 	ctx := testkit.Context(t, time.Minute)
 	store := storage.NewMemoryOffsetStore()
 	dying := &dyingStore{OffsetStore: store}
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	const n = 3000
 	src := runtimetest.SourceConfig("src", id, "alo", n, "batch.size", "50", "poll.delay.ms", "2")
 	w1 := newTestWorker(t, workerProps(b.Addr, "offset.flush.interval.ms", "20"), dying)
@@ -301,7 +304,7 @@ func TestPauseResumeAndFailure(t *testing.T) {
 	ctx := testkit.Context(t, time.Minute)
 	w := newTestWorker(t, workerProps(b.Addr), nil)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	src := runtimetest.SourceConfig("src", id, "pr", -1, "batch.size", "5", "poll.delay.ms", "5")
 	run(t, w, ev, src)
 	sink := runtimetest.SinkConfig("sink", id, "pr")
@@ -341,7 +344,7 @@ func TestTaskFailsAndRestarts(t *testing.T) {
 	store := storage.NewMemoryOffsetStore()
 	w := newTestWorker(t, workerProps(b.Addr), store)
 	ev := newEvents()
-	id := t.Name()
+	id := runtimetest.TestID(t)
 	src := runtimetest.SourceConfig("src", id, "fail", 100, "batch.size", "10", "fail.at", "42")
 	ids := run(t, w, ev, src)
 	err := ev.await(t, "src", 0, storage.StateFailed)

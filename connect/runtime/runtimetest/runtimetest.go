@@ -45,6 +45,14 @@ func Register() {
 	})
 }
 
+// TestID returns an id for a test's plugin instances that differs on
+// every run (go test -count=N reuses test names).
+func TestID(t interface{ Name() string }) string {
+	return t.Name() + "-" + strconv.FormatInt(idSeq.Add(1), 10)
+}
+
+var idSeq atomic.Int64
+
 // SourceConfig builds a SequenceSource config.
 func SourceConfig(name, testID, topic string, count int, extra ...string) map[string]string {
 	m := map[string]string{"name": name, "connector.class": SourceClass, "tasks.max": "1", "topic": topic,
