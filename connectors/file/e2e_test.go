@@ -6,16 +6,20 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
@@ -396,4 +400,98 @@ func TestValidateThroughRuntime(t *testing.T) {
 			t.Errorf("%v: %d of %d keys answered", c.props, seen, len(c.values))
 		}
 	}
+}
+
+// dyingStore stops persisting offsets once the "process" died.
+type dyingStore struct {
+	storage.OffsetStore
+	mu   sync.Mutex
+	dead bool
+}
+
+func (d *dyingStore) die() { d.mu.Lock(); d.dead = true; d.mu.Unlock() }
+
+func (d *dyingStore) Put(ctx context.Context, c string, o []connect.SourcePartitionOffset) error {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return errors.New("process died")
+	}
+	return d.OffsetStore.Put(ctx, c, o)
+}
+
+// TestCrashResendsOnlyAfterCommittedPosition: offsets stop being stored
+// mid-file (a crash), a new process resumes at the last committed
+// position. The topic holds the first run's lines, then the second run's
+// from the committed line on: nothing lost, repeats only after the commit.
+func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end with a broker")
+	}
+	b := testkit.StartBroker(t, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "input.txt")
+	const n = 20000
+	var sb strings.Builder
+	var ends []int64 // byte position after each line
+	for i := range n {
+		fmt.Fprintf(&sb, "line %d é\n", i)
+		ends = append(ends, int64(sb.Len()))
+	}
+	os.WriteFile(in, []byte(sb.String()), 0o644)
+	createTopic(t, b.Addr, 1, "crash")
+	source := map[string]string{"name": "source", "connector.class": "FileStreamSource", "file": in, "topic": "crash", "batch.size": "10"}
+
+	store := storage.NewMemoryOffsetStore()
+	dying := &dyingStore{OffsetStore: store}
+	w := startConnect(t, b.Addr, stringConverter, dying)
+	w.create(t, source)
+	ctx := testkit.Context(t, 60*time.Second)
+	part := []map[string]any{{"filename": in}}
+	testkit.CheckFor(t, 30*time.Second, 2*time.Millisecond, func() error {
+		o, _ := store.Get(ctx, "source", part)
+		if o[0] == nil || o[0]["position"].(int64) < ends[100] {
+			return fmt.Errorf("committed %v", o[0])
+		}
+		return nil
+	})
+	dying.die()
+	w.stop()
+	o, _ := store.Get(ctx, "source", part)
+	committed := o[0]["position"].(int64)
+	next := slices.Index(ends, committed) + 1 // the first line not committed
+	if next == 0 || next >= n {
+		t.Fatalf("committed position %d is not a line end before the last", committed)
+	}
+
+	w = startConnect(t, b.Addr, stringConverter, store)
+	w.create(t, source)
+	var recs []*kgo.Record
+	cl := testkit.Client(t, b.Addr, kgo.ConsumeTopics("crash"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for len(recs) == 0 || string(recs[len(recs)-1].Value) != fmt.Sprintf("line %d é", n-1) {
+		if err := w.failed(); err != nil {
+			t.Fatal(err)
+		}
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d records", len(recs))
+		}
+		fs.EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+	}
+	// recs = lines 0..m of the first run, then lines next..n-1.
+	m := len(recs) - (n - next) - 1
+	if m < next-1 {
+		t.Fatalf("%d records: the first run sent fewer lines (%d) than were committed (%d)", len(recs), m+1, next)
+	}
+	for i, r := range recs {
+		want := i
+		if i > m {
+			want = next + i - m - 1
+		}
+		if string(r.Value) != fmt.Sprintf("line %d é", want) {
+			t.Fatalf("record %d is %q, want line %d (first run sent lines 0..%d, committed up to line %d)", i, r.Value, want, m, next-1)
+		}
+	}
+	t.Logf("first run sent %d lines, %d committed; %d sent again", m+1, next, m+1-next)
 }
