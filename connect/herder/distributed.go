@@ -97,9 +97,11 @@ func newWorkSet() workSet {
 	return workSet{connectors: map[string]bool{}, tasks: map[storage.TaskID]bool{}}
 }
 
+// reconfigRetry paces a connector's task reconfiguration retries.
 type reconfigRetry struct {
-	at      time.Time
-	backoff time.Duration
+	at       time.Time // next attempt (zero: none due)
+	backoff  time.Duration
+	inFlight bool // a hand-over to the leader is under way
 }
 
 // pendingUpdates is what the config store's listener reported since the

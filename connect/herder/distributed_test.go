@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fjordhq/fjord/connect/herder/group"
 	"github.com/fjordhq/fjord/connect/storage"
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -583,5 +586,65 @@ func TestCheckRebalanceNeeded(t *testing.T) {
 	d.needsReconfig = true
 	if err := d.checkRebalanceNeeded(); StatusOf(err) != http.StatusConflict {
 		t.Fatalf("a rebalance requested: %v", err)
+	}
+}
+
+// TestReconfigureRetryBackoff: a follower whose hand-over of task configs
+// to the leader fails retries with a growing backoff, and stops retrying
+// once a hand-over succeeds.
+func TestReconfigureRetryBackoff(t *testing.T) {
+	var fail atomic.Bool
+	var posts atomic.Int32
+	fail.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		if fail.Load() {
+			http.Error(w, `{"error_code":500,"message":"leader busy"}`, http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	clock := time.UnixMilli(1_700_000_000_000)
+	d := &Distributed{
+		log: testLogger(), now: func() time.Time { return clock }, ctx: context.Background(), http: srv.Client(),
+		requests: make(chan func(), 8), stopCh: make(chan struct{}), retries: map[string]*reconfigRetry{},
+		started: map[string]bool{"c": true}, applied: map[string]map[string]string{},
+		snapshot:   &storage.ConfigSnapshot{Connectors: map[string]map[string]string{"c": sourceConfig("c", 2, "v1")}},
+		assignment: &group.Assignment{Leader: "the-leader", LeaderURL: srv.URL + "/"},
+		memberID:   "me",
+		deps:       DistributedDeps{Worker: newFakeWorker("me", newFakeCluster()), Configs: storage.NewMemoryConfigStore()},
+	}
+	run := func() {
+		select {
+		case fn := <-d.requests:
+			fn()
+		case <-time.After(10 * time.Second):
+			t.Fatal("the hand-over never reported back")
+		}
+	}
+	want := reconfigBackoffInitial
+	for i := range 4 {
+		d.reconfigureWithRetry("c")
+		if r := d.retries["c"]; r == nil || !r.inFlight {
+			t.Fatalf("attempt %d: no hand-over in flight: %+v", i, r)
+		}
+		d.runRetries() // nothing due while one is in flight
+		run()
+		r := d.retries["c"]
+		if r == nil || r.backoff != want || !r.at.Equal(clock.Add(want)) {
+			t.Fatalf("after failure %d: retry %+v, want backoff %v", i+1, r, want)
+		}
+		clock = clock.Add(want)
+		want *= 2
+	}
+	fail.Store(false)
+	d.runRetries()
+	run()
+	if r, ok := d.retries["c"]; ok {
+		t.Fatalf("retry still scheduled after a successful hand-over: %+v", r)
+	}
+	if n := posts.Load(); n != 5 {
+		t.Errorf("%d hand-overs posted, want 5", n)
 	}
 }

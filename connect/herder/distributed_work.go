@@ -191,20 +191,38 @@ func (d *Distributed) RequestTaskReconfiguration(name string) {
 }
 
 // reconfigureWithRetry regenerates a connector's task configs and
-// publishes them; on failure it retries with exponential backoff.
+// publishes them; on failure it retries with exponential backoff
+// (Kafka's reconfigureConnectorTasksWithRetry). A hand-over to the leader
+// runs on its own goroutine; its outcome comes back as a request.
 func (d *Distributed) reconfigureWithRetry(name string) {
-	err := d.reconfigure(name, func(err error) {
-		// Called back from the forwarding goroutine.
-		if err != nil {
-			d.log.Error("failed to hand task configs to the leader; will retry", "connector", name, "err", err)
-			select {
-			case d.requests <- func() { d.scheduleRetry(name) }:
-			case <-d.stopCh:
-			}
+	async, err := d.reconfigure(name, func(err error) {
+		select {
+		case d.requests <- func() { d.handOverDone(name, err) }:
+		case <-d.stopCh:
 		}
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		d.log.Error("failed to reconfigure connector tasks; will retry", "connector", name, "err", err)
+		d.scheduleRetry(name)
+	case async:
+		r := d.retries[name]
+		if r == nil {
+			r = &reconfigRetry{}
+			d.retries[name] = r
+		}
+		r.inFlight, r.at = true, time.Time{}
+	default:
+		delete(d.retries, name)
+	}
+}
+
+func (d *Distributed) handOverDone(name string, err error) {
+	if r := d.retries[name]; r != nil {
+		r.inFlight = false
+	}
+	if err != nil {
+		d.log.Error("failed to hand task configs to the leader; will retry", "connector", name, "err", err)
 		d.scheduleRetry(name)
 		return
 	}
@@ -214,8 +232,11 @@ func (d *Distributed) reconfigureWithRetry(name string) {
 func (d *Distributed) scheduleRetry(name string) {
 	r := d.retries[name]
 	if r == nil {
-		r = &reconfigRetry{backoff: reconfigBackoffInitial}
+		r = &reconfigRetry{}
 		d.retries[name] = r
+	}
+	if r.backoff == 0 {
+		r.backoff = reconfigBackoffInitial
 	} else {
 		r.backoff = min(2*r.backoff, reconfigBackoffMax)
 	}
@@ -225,14 +246,9 @@ func (d *Distributed) scheduleRetry(name string) {
 func (d *Distributed) runRetries() {
 	now := d.now()
 	for _, name := range sortedKeys(d.retries) {
-		if r := d.retries[name]; !now.Before(r.at) {
+		if r := d.retries[name]; r != nil && !r.inFlight && !r.at.IsZero() && !now.Before(r.at) {
 			r.at = time.Time{}
 			d.reconfigureWithRetry(name)
-		}
-	}
-	for name, r := range d.retries {
-		if r.at.IsZero() {
-			delete(d.retries, name)
 		}
 	}
 }
@@ -243,36 +259,36 @@ func (d *Distributed) runRetries() {
 // leader or hand them to the leader. done reports the outcome of a
 // hand-over, which happens on another goroutine so a slow leader cannot
 // stall this one.
-func (d *Distributed) reconfigure(name string, done func(error)) error {
+func (d *Distributed) reconfigure(name string, done func(error)) (async bool, err error) {
 	if !d.started[name] {
 		d.log.Debug("skipping reconfiguration of a connector that does not run here", "connector", name)
-		return nil
+		return false, nil
 	}
 	if t := d.snapshot.TargetState(name); t != storage.TargetStarted {
 		d.log.Info("skipping reconfiguration of a connector that is not running", "connector", name, "target_state", t)
-		return nil
+		return false, nil
 	}
 	config := d.snapshot.Connectors[name]
 	configs, err := d.deps.Worker.ConnectorTaskConfigs(d.ctx, name, config)
 	if err != nil {
-		return fmt.Errorf("generate task configs for connector %s: %w", name, err)
+		return false, fmt.Errorf("generate task configs for connector %s: %w", name, err)
 	}
 	if !d.taskConfigsChanged(name, configs) {
-		return nil
+		return false, nil
 	}
 	if d.isLeader() {
-		return d.writeTaskConfigs(name, configs)
+		return false, d.writeTaskConfigs(name, configs)
 	}
 	leader := d.leaderURL()
 	if leader == "" {
-		return fmt.Errorf("cannot hand task configs of connector %s to the leader: its URL is unknown (rebalancing)", name)
+		return false, fmt.Errorf("cannot hand task configs of connector %s to the leader: its URL is unknown (rebalancing)", name)
 	}
 	var key *storage.SessionKey
 	if d.protocol == group.ProtocolSessioned {
 		key = d.deps.Configs.Snapshot().SessionKey
 	}
 	go func() { done(d.postTaskConfigs(leader, name, configs, key)) }()
-	return nil
+	return true, nil
 }
 
 // taskConfigsChanged is Kafka's AbstractHerder.taskConfigsChanged.
