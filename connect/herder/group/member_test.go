@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -416,5 +418,98 @@ func TestMemberJoinRespectsContext(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("join took %v to notice its context ended", d)
+	}
+}
+
+// TestMemberCoordinatorMoves: in a three-broker cluster (franz-go's
+// kfake) the group's coordinator moves to another broker, then the
+// broker it moved to goes away. Each time the members' heartbeats get
+// NOT_COORDINATOR (or lose the connection), they look the coordinator up
+// again and carry on in the same generation, and a later rebalance runs on
+// the new coordinator.
+func TestMemberCoordinatorMoves(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const groupID = "connect-moves"
+	var finds atomic.Int32
+	c.ControlKey(10, func(kmsg.Request) (kmsg.Response, error, bool) {
+		finds.Add(1)
+		c.KeepControl()
+		return nil, nil, false
+	})
+	newMember := func(name string) *Member {
+		cl := testkit.Client(t, c.ListenAddrs()[0], kgo.SeedBrokers(c.ListenAddrs()...))
+		m := NewMember(Config{Client: cl, Group: groupID, Handler: &echoHandler{name: name},
+			SessionTimeout: 3 * time.Second, RebalanceTimeout: 5 * time.Second,
+			HeartbeatInterval: 100 * time.Millisecond, RetryBackoff: 50 * time.Millisecond, Logger: quiet()})
+		t.Cleanup(m.Close)
+		return m
+	}
+	a, b := newMember("a"), newMember("b")
+	join(t, a)
+	bJoined := joinAsync(t, b)
+	waitNotice(t, a, NoticeRebalance, 5*time.Second)
+	gen := join(t, a)
+	recv(t, bJoined, 10*time.Second)
+
+	// moveCoordinator rehashes until the group lives on another broker.
+	moveCoordinator := func() int32 {
+		before := c.CoordinatorFor(groupID)
+		for range 100 {
+			c.RehashCoordinators()
+			if now := c.CoordinatorFor(groupID); now != before {
+				return now
+			}
+		}
+		t.Fatalf("the coordinator of %s never moved from %d", groupID, before)
+		return -1
+	}
+	// stillMember checks a keeps heartbeating in gen without notices
+	// for a while, and that it found the coordinator again.
+	stillMember := func(coord int32) {
+		t.Helper()
+		startFinds := finds.Load()
+		testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+			select {
+			case n := <-a.Notices():
+				t.Fatalf("notice %v after the coordinator moved; the generation should live on", n)
+			default:
+			}
+			a.mu.Lock()
+			known := a.coordinator
+			a.mu.Unlock()
+			if known != coord {
+				return fmt.Errorf("a still uses coordinator %d, not %d", known, coord)
+			}
+			if finds.Load() == startFinds {
+				return fmt.Errorf("no FindCoordinator since the move")
+			}
+			return a.heartbeatOnce(testkit.Context(t, 5*time.Second), gen)
+		})
+	}
+
+	stillMember(moveCoordinator())
+
+	// The broker coordinating the group goes away.
+	coord := c.CoordinatorFor(groupID)
+	if err := c.RemoveNode(coord); err != nil {
+		t.Fatal(err)
+	}
+	next := c.CoordinatorFor(groupID)
+	if next == coord {
+		t.Fatalf("coordinator still %d after removing it", coord)
+	}
+	stillMember(next)
+
+	// A rebalance on the new coordinator: b leaves, a rejoins alone.
+	if err := b.Leave(testkit.Context(t, 5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	waitNotice(t, a, NoticeRebalance, 5*time.Second)
+	if g := join(t, a); g.ID <= gen.ID || !g.IsLeader() {
+		t.Fatalf("rejoin on the new coordinator: %+v", g)
 	}
 }
