@@ -151,11 +151,11 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	if err != nil {
 		return nil, fmt.Errorf("worker Kafka client: %w", err)
 	}
-	// The group member's id starts with the client id, as Kafka's
-	// "connect-1-<uuid>" does.
+	// The group member's id starts with the client id: Kafka 4.4's
+	// workers use "connect-<host:port>" ("connect-10.0.0.7:8083-<uuid>").
 	clientID := wc.ClientID
 	if clientID == "" {
-		clientID = "connect-1"
+		clientID = "connect-" + cw.workerID
 	}
 	client, err := kgo.NewClient(append(slices.Clone(clientOpts), kgo.ClientID(clientID))...)
 	if err != nil {
