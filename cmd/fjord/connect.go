@@ -119,16 +119,10 @@ type connectWorker struct {
 	closers  []func()
 }
 
-// startConnectWorker wires a distributed worker from its config. The REST
-// listener is bound first so a listener on port 0 advertises its real
-// port to the group.
-func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog.Logger) (_ *connectWorker, err error) {
-	cw := &connectWorker{log: log, serveErr: make(chan error, 1)}
-	defer func() {
-		if err != nil {
-			cw.close()
-		}
-	}()
+// startConnectWorker runs a distributed worker from its config with the
+// REST API on its first listener. The listener is bound first so a
+// listener on port 0 advertises its real port to the group.
+func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog.Logger) (*connectWorker, error) {
 	listeners := wc.Listeners
 	if len(listeners) == 0 {
 		listeners = []string{"http://:8083"}
@@ -141,8 +135,31 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	if err != nil {
 		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
 	}
-	cw.closers = append(cw.closers, func() { ln.Close() })
-	cw.url = wc.AdvertisedURL(ln.Addr().String())
+	r := chi.NewRouter()
+	cw, err := newConnectWorker(ctx, wc, wc.AdvertisedURL(ln.Addr().String()), r, log)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			cw.serveErr <- err
+		}
+	}()
+	return cw, nil
+}
+
+// newConnectWorker starts a distributed worker advertising url and
+// mounts its REST API on r, for a process that serves it on a listener
+// of its own (fjord dev can mount it on its HTTP router).
+func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedURL string, r chi.Router, log *slog.Logger) (_ *connectWorker, err error) {
+	cw := &connectWorker{log: log, serveErr: make(chan error, 1), url: advertisedURL}
+	defer func() {
+		if err != nil {
+			cw.close()
+		}
+	}()
 	if u, err := url.Parse(cw.url); err == nil {
 		cw.workerID = u.Host // Kafka: the advertised host:port
 	}
@@ -218,7 +235,6 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	cw.herder = h
 	h.Start()
 
-	r := chi.NewRouter()
 	connectapi.Mount(r, h, connectapi.Options{
 		Logger:                     log,
 		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
@@ -227,12 +243,6 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	// Kafka's internal endpoint: a follower running a connector hands
 	// the leader its new task configs.
 	r.Post("/connectors/{connector}/tasks", putTaskConfigs(h))
-	cw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
-	go func() {
-		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			cw.serveErr <- err
-		}
-	}()
 	log.Info("Kafka Connect worker started", "worker", cw.workerID, "url", cw.url, "group", wc.GroupID, "kafka_cluster_id", clusterID)
 	return cw, nil
 }
