@@ -46,7 +46,7 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
-			return runBroker(cfg, httpAddr, func(b *broker.Server, h *api.Server) {
+			return runBroker(cfg, httpAddr, nil, func(b *broker.Server, h *api.Server) {
 				fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, b.Addr())
 				if h != nil {
 					fmt.Printf("HTTP on http://%s\n", h.Addr())

@@ -147,7 +147,7 @@ func TestDevStartsAndStops(t *testing.T) {
 	p := testkit.StartProcess(t, "dev", "--data-dir", dir, "--kafka-addr", kafka, "--http-addr", httpAddr)
 	testkit.WaitForPort(t, kafka, 20*time.Second)
 	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
-		if !strings.Contains(p.Output(), "Kafka:  "+kafka) {
+		if !strings.Contains(p.Output(), "Fjord dev is running") || !strings.Contains(p.Output(), kafka+"\n") {
 			return fmt.Errorf("banner not printed yet")
 		}
 		return nil
@@ -159,6 +159,20 @@ func TestDevStartsAndStops(t *testing.T) {
 	metrics, err := httpGet("http://" + httpAddr + "/metrics")
 	if err != nil || !strings.Contains(metrics, "fjord_broker_requests_total") {
 		t.Fatalf("metrics: %v", err)
+	}
+	// The Connect worker and the schema registry share the HTTP address.
+	if root, err := httpGet("http://" + httpAddr + "/"); err != nil || !strings.Contains(root, `"kafka_cluster_id"`) {
+		t.Fatalf("Connect REST root: %v %s", err, root)
+	}
+	testkit.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		body, err := httpGet("http://" + httpAddr + "/connectors")
+		if err != nil || strings.TrimSpace(body) != "[]" {
+			return fmt.Errorf("GET /connectors: %v %s", err, body)
+		}
+		return nil
+	})
+	if subjects, err := httpGet("http://" + httpAddr + "/schema-registry/subjects"); err != nil || strings.TrimSpace(subjects) != "[]" {
+		t.Fatalf("registry subjects: %v %s", err, subjects)
 	}
 	if err := p.Stop(10 * time.Second); err != nil {
 		t.Fatalf("stop: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -8,16 +9,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fjordhq/fjord/api"
+	"github.com/fjordhq/fjord/api/schemaregistry"
 	"github.com/fjordhq/fjord/broker"
+	"github.com/fjordhq/fjord/connect/runtime"
 )
+
+// registryPrefix is where `fjord dev` serves the schema registry on its
+// HTTP address (Confluent clients accept a base URL with a path).
+const registryPrefix = "/schema-registry"
 
 func init() {
 	var dataDir, kafkaAddr, httpAddr string
+	var noConnect bool
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a one-node Fjord (broker + HTTP) with data under ./data",
+		Short: "Run a one-node Fjord (broker, Connect worker, schema registry, HTTP) with data under ./data",
 		Long: `Run everything in one process for development: a Kafka-compatible broker
-(node id 0, its own controller) and the HTTP server (/healthz, /metrics).
+(node id 0, its own controller), a distributed Kafka Connect worker (group
+fjord-dev) with Kafka Connect's REST API, a schema registry (Confluent's API
+under /schema-registry), /healthz and /metrics — all on the HTTP address.
 Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -26,19 +36,28 @@ Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 			if err != nil {
 				return err
 			}
-			return runBroker(cfg, httpAddr, func(b *broker.Server, h *api.Server) {
-				fmt.Printf("Fjord dev is running\n  Kafka:  %s\n", b.Addr())
+			var comps []component
+			if !noConnect {
+				comps = append(comps, devRegistry(), devConnectWorker())
+			}
+			return runBroker(cfg, httpAddr, comps, func(b *broker.Server, h *api.Server) {
+				fmt.Printf("Fjord dev is running\n  Kafka:    %s\n", b.Addr())
 				if h != nil {
-					fmt.Printf("  HTTP:   http://%s (/healthz, /metrics)\n", h.Addr())
+					fmt.Printf("  HTTP:     http://%s (/healthz, /metrics)\n", h.Addr())
+					if !noConnect {
+						fmt.Printf("  Connect:  http://%s (Kafka Connect REST API, worker group fjord-dev)\n", h.Addr())
+						fmt.Printf("  Registry: http://%s%s\n", h.Addr(), registryPrefix)
+					}
 				}
 				abs, _ := filepath.Abs(dataDir)
-				fmt.Printf("  Data:   %s\nPress Ctrl-C to stop.\n", abs)
+				fmt.Printf("  Data:     %s\nPress Ctrl-C to stop.\n", abs)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", "./data", "directory for all data")
 	cmd.Flags().StringVar(&kafkaAddr, "kafka-addr", "127.0.0.1:9092", "Kafka protocol listener address")
-	cmd.Flags().StringVar(&httpAddr, "http-addr", "127.0.0.1:8083", "HTTP listener address (health, metrics)")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "127.0.0.1:8083", "HTTP listener address (Connect REST API, schema registry, health, metrics)")
+	cmd.Flags().BoolVar(&noConnect, "no-connect", false, "run only the broker (no Connect worker, no schema registry)")
 	addCommand(cmd)
 }
 
@@ -53,4 +72,67 @@ func devProperties(dataDir, kafkaAddr string) map[string]string {
 		"offsets.topic.replication.factor": "1",
 		"group.initial.rebalance.delay.ms": "0",
 	}
+}
+
+// devRegistry runs the schema registry against the dev broker, its
+// state in the _schemas topic.
+func devRegistry() component {
+	return component{name: "schema registry", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
+		reg, err := schemaregistry.New(schemaregistry.Config{
+			Bootstrap:         []string{b.Addr().String()},
+			ReplicationFactor: 1,
+			AdvertisedURL:     "http://" + h.Addr().String() + registryPrefix,
+			Logger:            slog.Default().With("component", "registry"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := reg.Start(ctx); err != nil {
+			reg.Close()
+			return nil, err
+		}
+		reg.Mount(h.Router, registryPrefix)
+		h.AddCheck("schema registry", reg.Check)
+		return func() { reg.Close() }, nil
+	}}
+}
+
+// devWorkerProperties are the worker properties of `fjord dev`'s Connect
+// worker: Kafka's connect-distributed.properties sample, pointed at the
+// dev broker, with replication factor 1 for the internal topics.
+func devWorkerProperties(kafkaAddr, httpAddr string) map[string]string {
+	return map[string]string{
+		"bootstrap.servers":                 kafkaAddr,
+		"group.id":                          "fjord-dev",
+		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
+		"key.converter.schemas.enable":      "true",
+		"value.converter.schemas.enable":    "true",
+		"offset.storage.topic":              "connect-offsets",
+		"offset.storage.replication.factor": "1",
+		"config.storage.topic":              "connect-configs",
+		"config.storage.replication.factor": "1",
+		"status.storage.topic":              "connect-status",
+		"status.storage.replication.factor": "1",
+		"offset.flush.interval.ms":          "10000",
+		"listeners":                         "http://" + httpAddr,
+		"scheduled.rebalance.max.delay.ms":  "0",
+	}
+}
+
+// devConnectWorker runs a distributed worker (group fjord-dev) against
+// the dev broker, its REST API on the dev HTTP address.
+func devConnectWorker() component {
+	return component{name: "connect worker", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
+		props := devWorkerProperties(b.Addr().String(), h.Addr().String())
+		wc, err := runtime.ParseWorkerConfig(props, runtime.Distributed)
+		if err != nil {
+			return nil, fmt.Errorf("worker config: %w", err)
+		}
+		cw, err := newConnectWorker(ctx, wc, "http://"+h.Addr().String(), h.Router, slog.Default().With("component", "connect"))
+		if err != nil {
+			return nil, err
+		}
+		return cw.close, nil
+	}}
 }

@@ -14,10 +14,19 @@ import (
 	"github.com/fjordhq/fjord/broker"
 )
 
-// runBroker starts a broker (and, with httpAddr, the HTTP server) and
-// serves until SIGINT/SIGTERM, then shuts down cleanly. banner is printed
-// once everything listens.
-func runBroker(cfg broker.Config, httpAddr string, banner func(b *broker.Server, h *api.Server)) error {
+// component is something that runs beside the broker in one process (the
+// Connect worker and schema registry of `fjord dev`): start is called once
+// the broker serves and before the HTTP server does, so it can mount
+// routes on h; it returns how to stop it.
+type component struct {
+	name  string
+	start func(ctx context.Context, b *broker.Server, h *api.Server) (stop func(), err error)
+}
+
+// runBroker starts a broker, the HTTP server (with httpAddr) and the
+// components, and serves until SIGINT/SIGTERM, then shuts down in reverse
+// order. banner is printed once everything listens.
+func runBroker(cfg broker.Config, httpAddr string, components []component, banner func(b *broker.Server, h *api.Server)) error {
 	var h *api.Server
 	if httpAddr != "" {
 		h = api.New(slog.Default())
@@ -25,6 +34,8 @@ func runBroker(cfg broker.Config, httpAddr string, banner func(b *broker.Server,
 		if err := h.Listen(httpAddr); err != nil {
 			return fmt.Errorf("HTTP listener %s: %w (is another Fjord running? pick another --http-addr)", httpAddr, err)
 		}
+	} else if len(components) > 0 {
+		return errors.New("internal: components need the HTTP server")
 	}
 	start := time.Now()
 	b, err := broker.New(cfg)
@@ -36,6 +47,32 @@ func runBroker(cfg broker.Config, httpAddr string, banner func(b *broker.Server,
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- b.Serve() }()
+	slog.Info("broker started", "took", time.Since(start).Round(time.Millisecond), "cluster.id", b.ClusterID())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stops []func()
+	stopAll := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		stops = nil
+	}
+	for _, c := range components {
+		t0 := time.Now()
+		stop, err := c.start(ctx, b, h)
+		if err != nil {
+			stopAll()
+			if h != nil {
+				h.Shutdown(context.Background())
+			}
+			b.Close()
+			return fmt.Errorf("start %s: %w", c.name, err)
+		}
+		stops = append(stops, stop)
+		slog.Info("started", "component", c.name, "took", time.Since(t0).Round(time.Millisecond))
+	}
+
 	if h != nil {
 		h.AddCheck("broker", func() error {
 			if !b.Ready() {
@@ -45,7 +82,6 @@ func runBroker(cfg broker.Config, httpAddr string, banner func(b *broker.Server,
 		})
 		go func() { errc <- h.Serve() }()
 	}
-	slog.Info("broker started", "took", time.Since(start).Round(time.Millisecond), "cluster.id", b.ClusterID())
 	banner(b, h)
 
 	sig := make(chan os.Signal, 1)
@@ -58,10 +94,13 @@ func runBroker(cfg broker.Config, httpAddr string, banner func(b *broker.Server,
 	case serveErr = <-errc:
 		slog.Error("server stopped unexpectedly", "err", serveErr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Components first (the Connect worker stops its tasks and leaves its
+	// group while the broker still serves), then HTTP, then the broker.
+	stopAll()
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelShutdown()
 	if h != nil {
-		h.Shutdown(ctx)
+		h.Shutdown(shutdownCtx)
 	}
 	if err := b.Close(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
