@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/connect/storage"
@@ -45,10 +46,14 @@ func (r *offsetReader) Offsets(partitions []map[string]any) (map[string]map[stri
 // are committed (Kafka's SubmittedRecords). Records may be acknowledged
 // out of order across Kafka partitions; a source partition's committable
 // offset is that of the last record of its acknowledged prefix.
+//
+// The producer callbacks acknowledge lock-free (an atomic flag per
+// record); the mutex guards the per-partition queues, which only the
+// task's loop (submit) and the committer (committable) change.
 type submittedRecords struct {
 	mu       sync.Mutex
 	parts    map[string]*sourcePartition
-	inFlight int
+	inFlight atomic.Int64
 	// lastMap/lastKey cache the key of the partition map seen last:
 	// connectors usually pass the same map for a run of records, and
 	// encoding it for every record would dominate the cost.
@@ -56,16 +61,20 @@ type submittedRecords struct {
 	lastKey string
 }
 
+// sourcePartition is one source partition's records in submission order,
+// in fixed-size chunks so that a long queue never copies itself to grow.
 type sourcePartition struct {
 	partition map[string]any
-	recs      []*submittedRecord
-	head      int
+	chunks    [][]*submittedRecord
+	head      int // index of the oldest record in chunks[0]
 }
+
+const chunkSize = 1024
 
 type submittedRecord struct {
 	part   *sourcePartition
 	offset map[string]any
-	acked  bool
+	acked  atomic.Bool
 }
 
 func newSubmittedRecords() *submittedRecords {
@@ -75,11 +84,19 @@ func newSubmittedRecords() *submittedRecords {
 // submit records a record about to be sent. A record without a source
 // partition is counted (for flushes) but has no offset to commit.
 func (s *submittedRecords) submit(partition, offset map[string]any) *submittedRecord {
+	r := &submittedRecord{}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.inFlight++
+	s.submitLocked(r, partition, offset)
+	s.mu.Unlock()
+	return r
+}
+
+// submitLocked is submit with a record the caller allocated, under s.mu
+// (the task's loop holds it for a whole poll's records).
+func (s *submittedRecords) submitLocked(r *submittedRecord, partition, offset map[string]any) {
+	s.inFlight.Add(1)
 	if partition == nil {
-		return &submittedRecord{}
+		return
 	}
 	ptr := reflect.ValueOf(partition).Pointer()
 	var key string
@@ -94,17 +111,19 @@ func (s *submittedRecords) submit(partition, offset map[string]any) *submittedRe
 		p = &sourcePartition{partition: partition}
 		s.parts[key] = p
 	}
-	r := &submittedRecord{part: p, offset: offset}
-	p.recs = append(p.recs, r)
-	return r
+	r.part, r.offset = p, offset
+	last := len(p.chunks) - 1
+	if last < 0 || len(p.chunks[last]) == chunkSize {
+		p.chunks = append(p.chunks, make([]*submittedRecord, 0, chunkSize))
+		last++
+	}
+	p.chunks[last] = append(p.chunks[last], r)
 }
 
 // ack marks a record acknowledged (or dropped/skipped: done with).
 func (s *submittedRecords) ack(r *submittedRecord) {
-	s.mu.Lock()
-	r.acked = true
-	s.inFlight--
-	s.mu.Unlock()
+	r.acked.Store(true)
+	s.inFlight.Add(-1)
 }
 
 // committable removes each partition's acknowledged prefix and returns
@@ -114,34 +133,25 @@ func (s *submittedRecords) committable() map[string]connect.SourcePartitionOffse
 	defer s.mu.Unlock()
 	out := map[string]connect.SourcePartitionOffset{}
 	for key, p := range s.parts {
-		i := p.head
-		for i < len(p.recs) && p.recs[i].acked {
-			i++
-		}
-		if i == p.head {
-			continue
-		}
-		out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: p.recs[i-1].offset}
-		for j := p.head; j < i; j++ {
-			p.recs[j] = nil
-		}
-		p.head = i
-		if p.head == len(p.recs) {
-			p.recs, p.head = p.recs[:0], 0
-			if cap(p.recs) > 4096 {
-				p.recs = nil
+		var last *submittedRecord
+		for len(p.chunks) > 0 {
+			c := p.chunks[0]
+			for p.head < len(c) && c[p.head].acked.Load() {
+				last = c[p.head]
+				c[p.head] = nil
+				p.head++
 			}
-		} else if p.head > len(p.recs)/2 && p.head > 1024 {
-			n := copy(p.recs, p.recs[p.head:])
-			p.recs, p.head = p.recs[:n], 0
+			if p.head < len(c) || len(c) < chunkSize {
+				break // an unacknowledged record, or the chunk still fills
+			}
+			p.chunks, p.head = p.chunks[1:], 0
+		}
+		if last != nil {
+			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: last.offset}
 		}
 	}
 	return out
 }
 
 // pending returns how many submitted records are not yet acknowledged.
-func (s *submittedRecords) pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inFlight
-}
+func (s *submittedRecords) pending() int { return int(s.inFlight.Load()) }

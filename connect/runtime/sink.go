@@ -132,7 +132,7 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 
 // setupDLQ creates the dead letter queue topic if missing and its producer.
 func (s *sinkTask) setupDLQ() error {
-	pprops := s.w.cfg.ClientProps(ProducerClient, map[string]string{"client.id": "connector-dlq-producer-" + s.t.id.String(), "acks": "all"},
+	pprops := s.w.cfg.ClientProps(ProducerClient, map[string]string{"client.id": "connector-dlq-producer-" + s.t.id.String(), "acks": "all", "compression.type": "none"},
 		connect.WithPrefix(s.cc.Props, ProducerOverridePrefix))
 	opts, err := KafkaClientOpts(ProducerClient, pprops, s.t.log)
 	if err != nil {

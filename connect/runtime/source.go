@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,11 @@ type sourceTask struct {
 	adm     *kadm.Client // topic creation; nil when off
 
 	submitted *submittedRecords
+	promise   func(*kgo.Record, error)
+	// keyAppend/valueAppend are the converters' append forms (nil when
+	// they have none); arena is the buffer they append a poll into.
+	keyAppend, valueAppend appendConverter
+	arena                  []byte
 	// sendErr is the first producer failure not tolerated: the task fails
 	// at its next loop.
 	sendErr atomic.Pointer[error]
@@ -45,6 +51,9 @@ type sourceTask struct {
 	created  map[string]bool // topics known to exist (topic creation)
 	tracked  map[string]bool // topics recorded as active
 	commitOK atomic.Bool     // a RecordCommitter task
+	// written counts acknowledged records; the committer adds them to
+	// the metric (one atomic add per record instead of a float CAS).
+	written atomic.Int64
 }
 
 func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[string]string) (*sourceTask, error) {
@@ -60,7 +69,8 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 	s := &sourceTask{w: w, t: t, cc: cc, props: props, task: conn.NewTask(), plugins: tp, m: m,
 		eh: newErrorHandler(cc, t.id.String(), t.id.Connector, t.id.Task, t.log, m), submitted: newSubmittedRecords(),
 		pending: map[string]connect.SourcePartitionOffset{}, created: map[string]bool{}, tracked: map[string]bool{}}
-	base := map[string]string{"client.id": "connector-producer-" + t.id.String(), "acks": "all"}
+	// Kafka's producer defaults: acks=all (Connect), no compression.
+	base := map[string]string{"client.id": "connector-producer-" + t.id.String(), "acks": "all", "compression.type": "none"}
 	props2 := w.cfg.ClientProps(ProducerClient, base, connect.WithPrefix(cc.Props, ProducerOverridePrefix))
 	opts, err := KafkaClientOpts(ProducerClient, props2, t.log)
 	if err != nil {
@@ -100,6 +110,9 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 	}
 	_, isCommitter := s.task.(connect.RecordCommitter)
 	s.commitOK.Store(isCommitter)
+	s.promise = s.onSent
+	s.keyAppend, _ = tp.keyConv.(appendConverter)
+	s.valueAppend, _ = tp.valueConv.(appendConverter)
 	return s, nil
 }
 
@@ -212,6 +225,13 @@ func (s *sourceTask) loop(ctx context.Context) error {
 // send transforms, converts and produces a polled batch.
 func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 	tp := s.plugins
+	// One lock for the poll's submissions; the producer's callbacks need
+	// no lock to acknowledge.
+	s.submitted.mu.Lock()
+	defer s.submitted.mu.Unlock()
+	// A fresh buffer per poll: the previous one is still referenced by
+	// records in flight. Sized from the last poll's use.
+	s.arena = make([]byte, 0, max(cap(s.arena)-cap(s.arena)/4, len(s.arena)+len(s.arena)/4, 4096))
 	for _, pre := range batch {
 		if pre == nil {
 			continue
@@ -242,7 +262,7 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 				continue
 			}
 		}
-		kr, ok, err := s.convert(ctx, pre, r)
+		or, ok, err := s.convert(ctx, pre, r)
 		if err != nil {
 			return err
 		}
@@ -250,39 +270,62 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 			s.skip(pre)
 			continue
 		}
-		if err := s.ensureTopic(ctx, kr.Topic); err != nil {
+		if err := s.ensureTopic(ctx, or.Topic); err != nil {
 			return err
 		}
-		sub := s.submitted.submit(pre.SourcePartition, pre.SourceOffset)
-		s.cl.Produce(context.Background(), kr, func(kr *kgo.Record, err error) { s.sent(pre, sub, kr, err) })
+		s.submitted.submitLocked(&or.sub, pre.SourcePartition, pre.SourceOffset)
+		s.cl.Produce(context.Background(), &or.Record, s.promise)
 	}
 	return nil
+}
+
+// outRecord is a record on its way to Kafka with what the producer
+// callback needs, in one allocation: the callback gets the *kgo.Record
+// back and, Record being the first field, finds the rest from it.
+type outRecord struct {
+	kgo.Record
+	pre *connect.Record
+	sub submittedRecord
+	md  connect.RecordMetadata
+}
+
+// onSent is the producer callback for every record (one func value for
+// the task, not one closure per record).
+func (s *sourceTask) onSent(kr *kgo.Record, err error) {
+	or := (*outRecord)(unsafe.Pointer(kr))
+	s.sent(or, err)
 }
 
 // skip handles a record that was dropped or whose failure was tolerated:
 // its offset may be committed, and the task hears it was not sent.
 func (s *sourceTask) skip(pre *connect.Record) {
-	s.submitted.ack(s.submitted.submit(pre.SourcePartition, pre.SourceOffset))
+	r := &submittedRecord{}
+	s.submitted.submitLocked(r, pre.SourcePartition, pre.SourceOffset)
+	s.submitted.ack(r)
 	s.commitRecord(pre, nil)
 }
 
-func (s *sourceTask) sent(pre *connect.Record, sub *submittedRecord, kr *kgo.Record, err error) {
+func (s *sourceTask) sent(or *outRecord, err error) {
+	kr := &or.Record
 	if err != nil {
 		if s.eh.tolerateAll {
 			s.t.log.Error("failed to send a record to Kafka; skipping it (errors.tolerance=all)", "topic", kr.Topic, "err", err)
 			s.m.errors.Inc()
 			s.m.skipped.Inc()
-			s.submitted.ack(sub)
-			s.commitRecord(pre, nil)
+			s.submitted.ack(&or.sub)
+			s.commitRecord(or.pre, nil)
 			return
 		}
 		ferr := error(&ConnectError{Msg: fmt.Sprintf("Unrecoverable exception from producer send callback (topic %s)", kr.Topic), Err: err})
 		s.sendErr.CompareAndSwap(nil, &ferr)
 		return
 	}
-	s.submitted.ack(sub)
-	s.m.sourceWritten.Inc()
-	s.commitRecord(pre, &connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
+	s.submitted.ack(&or.sub)
+	s.written.Add(1)
+	if s.commitOK.Load() {
+		or.md = connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
+		s.commitRecord(or.pre, &or.md)
+	}
 	s.trackTopic(kr.Topic)
 }
 
@@ -295,22 +338,32 @@ func (s *sourceTask) commitRecord(pre *connect.Record, md *connect.RecordMetadat
 	}
 }
 
+// appendConverter is implemented by converters that can append their
+// output to a buffer (JsonConverter): the worker then writes a whole
+// poll's values into one buffer instead of allocating one per record.
+type appendConverter interface {
+	AppendConnectData(dst []byte, s *connect.Schema, v any) ([]byte, error)
+}
+
 // convert turns a transformed record into a Kafka record. The happy
-// path allocates only the record; retries and tolerance live in
+// path allocates only the record (and, for appending converters, a
+// share of the batch's buffer); retries and tolerance live in
 // convertFailed.
-func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*kgo.Record, bool, error) {
+func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*outRecord, bool, error) {
 	tp := s.plugins
-	kr := &kgo.Record{Topic: r.Topic, Partition: r.Partition}
+	or := &outRecord{pre: pre}
+	kr := &or.Record
+	kr.Topic, kr.Partition = r.Topic, r.Partition
 	if r.Timestamp >= 0 {
 		kr.Timestamp = time.UnixMilli(r.Timestamp)
 	}
 	var err error
-	if kr.Key, err = tp.keyConv.FromConnectData(r.Topic, &r.Headers, r.KeySchema, r.Key); err != nil {
+	if kr.Key, err = s.fromConnect(tp.keyConv, s.keyAppend, r, r.KeySchema, r.Key); err != nil {
 		if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageKeyConverter, err); !ok {
 			return nil, false, fatal
 		}
 	}
-	if kr.Value, err = tp.valueConv.FromConnectData(r.Topic, &r.Headers, r.ValueSchema, r.Value); err != nil {
+	if kr.Value, err = s.fromConnect(tp.valueConv, s.valueAppend, r, r.ValueSchema, r.Value); err != nil {
 		if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageValueConverter, err); !ok {
 			return nil, false, fatal
 		}
@@ -322,7 +375,23 @@ func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*kgo.
 			}
 		}
 	}
-	return kr, true, nil
+	return or, true, nil
+}
+
+// fromConnect converts one key or value, into the batch buffer when the
+// converter can append.
+func (s *sourceTask) fromConnect(c connect.Converter, ac appendConverter, r *connect.Record, sc *connect.Schema, v any) ([]byte, error) {
+	if ac == nil || (sc == nil && v == nil) {
+		return c.FromConnectData(r.Topic, &r.Headers, sc, v)
+	}
+	start := len(s.arena)
+	out, err := ac.AppendConnectData(s.arena, sc, v)
+	if err != nil {
+		return nil, err
+	}
+	s.arena = out
+	// Full slice expression: nothing appended later may write into it.
+	return out[start:len(out):len(out)], nil
 }
 
 func (s *sourceTask) convertHeaders(r *connect.Record, kr *kgo.Record) error {
@@ -388,6 +457,7 @@ func (s *sourceTask) commitLoop(ctx context.Context, done chan struct{}) {
 func (s *sourceTask) commitOffsets() {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	s.m.sourceWritten.Add(float64(s.written.Swap(0)))
 	maps.Copy(s.pending, s.submitted.committable())
 	if len(s.pending) > 0 {
 		offsets := make([]connect.SourcePartitionOffset, 0, len(s.pending))
