@@ -243,9 +243,9 @@ func classOf(iface string) connect.Validator {
 		kind = plugins.HeaderConverter
 	}
 	return func(name string, v any) error {
-		s, _ := v.(string)
-		if s == "" {
-			return nil
+		s, ok := v.(string)
+		if !ok {
+			return nil // unset: the worker's converter applies
 		}
 		if _, err := plugins.LookupKind(s, kind); err == nil {
 			return nil

@@ -563,9 +563,9 @@ func enrichAliases(def *connect.ConfigDef, props map[string]string, listKey, gro
 						return &connect.VerbatimError{Msg: fmt.Sprintf("Config '%snegate' was provided but there is no config '%spredicate' defining a predicate to be negated.", prefix, prefix)}
 					}
 				}
-				s, _ := v.(string)
-				if s == "" {
-					return nil
+				s, ok := v.(string)
+				if !ok {
+					return nil // missing: reported as missing
 				}
 				if _, err := plugins.LookupKind(s, kind); err == nil {
 					return nil

@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/connect/runtime/runtimetest"
+	"github.com/fjordhq/fjord/connect/storage"
+	"github.com/fjordhq/fjord/internal/testkit"
+)
+
+// TestTopicCreation: KIP-158 creates the source's topic with the first
+// matching group's settings before the first record goes to it.
+func TestTopicCreation(t *testing.T) {
+	b := testkit.StartBroker(t, map[string]string{"auto.create.topics.enable": "false"})
+	ctx := testkit.Context(t, time.Minute)
+	w := newTestWorker(t, workerProps(b.Addr), nil)
+	ev := newEvents()
+	id := runtimetest.TestID(t)
+	run(t, w, ev, runtimetest.SourceConfig("src", id, "state-orders", 10,
+		"topic.creation.groups", "compacted",
+		"topic.creation.default.replication.factor", "1", "topic.creation.default.partitions", "2",
+		"topic.creation.compacted.include", "state-.*", "topic.creation.compacted.partitions", "3",
+		"topic.creation.compacted.cleanup.policy", "compact"))
+	// A short metadata age: the topic appears while we poll for it.
+	adm := kadm.NewClient(testkit.Client(t, b.Addr, kgo.MetadataMinAge(20*time.Millisecond)))
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		td, err := adm.ListTopics(ctx, "state-orders")
+		if err != nil || td["state-orders"].Err != nil {
+			return fmt.Errorf("topic: %v %+v", err, td)
+		}
+		if n := len(td["state-orders"].Partitions); n != 3 {
+			return fmt.Errorf("%d partitions, want the compacted group's 3", n)
+		}
+		return nil
+	})
+	rc, err := adm.DescribeTopicConfigs(ctx, "state-orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := rc.On("state-orders", nil)
+	for _, kv := range c.Configs {
+		if kv.Key == "cleanup.policy" && (kv.Value == nil || *kv.Value != "compact") {
+			t.Errorf("cleanup.policy %v", kv.Value)
+		}
+	}
+	readAll(t, b.Addr, "state-orders", 10)
+}
+
+// TestSinkTopicsRegex: a sink subscribed by regex reads every matching
+// topic, whole names only (Java's Matcher.matches).
+func TestSinkTopicsRegex(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	cl := testkit.Client(t, b.Addr, kgo.AllowAutoTopicCreation())
+	for _, topic := range []string{"metrics.a", "metrics.b", "xmetrics.c"} {
+		produce(t, cl, &kgo.Record{Topic: topic, Value: []byte(topic)})
+	}
+	w := newTestWorker(t, workerProps(b.Addr), nil)
+	ev := newEvents()
+	id := runtimetest.TestID(t)
+	cfg := runtimetest.SinkConfig("re", id, "")
+	delete(cfg, "topics")
+	cfg["topics.regex"] = "metrics\\..*"
+	run(t, w, ev, cfg)
+	c := runtimetest.Collector(id)
+	awaitDistinct(t, c, 2)
+	time.Sleep(300 * time.Millisecond) // asserting xmetrics.c never comes
+	for _, v := range c.Values() {
+		if v == "xmetrics.c" {
+			t.Errorf("a topic the regex does not match whole was consumed")
+		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	reg := prometheus.NewRegistry()
+	cfg, err := ParseWorkerConfig(workerProps(b.Addr), Standalone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorker(cfg, WorkerOptions{WorkerID: "m", Offsets: storage.NewMemoryOffsetStore(), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	ev := newEvents()
+	id := runtimetest.TestID(t)
+	run(t, w, ev, runtimetest.SourceConfig("src", id, "m", 50))
+	run(t, w, ev, runtimetest.SinkConfig("sink", id, "m"))
+	awaitDistinct(t, runtimetest.Collector(id), 50)
+	sum := func(name string) (float64, bool) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				total := 0.0
+				for _, m := range mf.Metric {
+					total += m.GetCounter().GetValue()
+				}
+				return total, true
+			}
+		}
+		return 0, false
+	}
+	testkit.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		for name, want := range map[string]float64{
+			"fjord_connect_source_records_polled_total": 50, "fjord_connect_source_records_written_total": 50,
+			"fjord_connect_sink_records_read_total": 50, "fjord_connect_sink_records_sent_total": 50,
+		} {
+			if got, _ := sum(name); got != want {
+				return fmt.Errorf("%s = %v, want %v", name, got, want)
+			}
+		}
+		return nil
+	})
+	if n, ok := sum("fjord_connect_offset_commits_total"); !ok || n == 0 {
+		t.Errorf("offset commits %v %v", n, ok)
+	}
+}
