@@ -8,6 +8,7 @@ package all
 import (
 	_ "github.com/fjordhq/fjord/connectors/datagen"
 	_ "github.com/fjordhq/fjord/connectors/file"
+	_ "github.com/fjordhq/fjord/connectors/nullsink"
 	_ "github.com/fjordhq/fjord/converters/all"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/transforms"
