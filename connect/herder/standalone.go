@@ -263,15 +263,23 @@ func (s *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 	if s.closed {
 		return false, nil, errStandaloneStopping
 	}
-	exists := s.snapshot().Contains(name)
+	snap := s.snapshot()
+	exists := snap.Contains(name)
 	if exists && !allowReplace {
 		return false, nil, AlreadyExists(name)
 	}
+	// Tasks restart when the connector's config changed even if their own
+	// configs did not (they run with its converters and transforms; Kafka's
+	// KAFKA-9228 fix).
+	changed := exists && !maps.Equal(snap.Connectors[name], config)
 	if exists {
 		s.deps.Worker.StopConnector(ctx, name)
 	}
 	if err := s.deps.Configs.PutConnectorConfig(ctx, name, config, target); err != nil {
 		return false, nil, fmt.Errorf("store the config of connector %s: %w", name, err)
+	}
+	if changed {
+		s.deps.Worker.StopTasks(ctx, snap.TaskIDs(name))
 	}
 	if s.startConnectorLocked(ctx, name) {
 		s.updateTasksLocked(ctx, name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -262,4 +263,35 @@ func TestStandaloneResumesFromOffsetFile(t *testing.T) {
 	if starts := runtimetest.Source(id).StartedAt(); len(starts) != 2 || starts[1] != last+1 {
 		t.Errorf("starts %v, want the second at %d", starts, last+1)
 	}
+}
+
+// TestStandaloneConfigChangeRestartsTasks: a new connector config restarts
+// the tasks even when their own configs come out the same.
+func TestStandaloneConfigChangeRestartsTasks(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	ctx := testkit.Context(t, time.Minute)
+	h, _ := standalone(t, b.Addr, filepath.Join(t.TempDir(), "connect.offsets"))
+	id := runtimetest.TestID(t)
+	src := runtimetest.SourceConfig("src", id, "cc", 5)
+	if _, _, err := h.PutConnectorConfig(ctx, "src", src, "", false); err != nil {
+		t.Fatal(err)
+	}
+	awaitStatus(t, h, "src", herder.StateRunning, herder.StateRunning)
+	before, _ := h.TaskConfigs(ctx, "src")
+	// errors.tolerance is the runtime's, not in the task configs.
+	v := "all"
+	if _, err := h.PatchConnectorConfig(ctx, "src", map[string]*string{"errors.tolerance": &v}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := h.TaskConfigs(ctx, "src")
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("task configs changed: %v -> %v", before, after)
+	}
+	awaitStatus(t, h, "src", herder.StateRunning, herder.StateRunning)
+	testkit.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if n := runtimetest.Source(id).Starts.Load(); n != 2 {
+			return fmt.Errorf("task started %d times, want a restart", n)
+		}
+		return nil
+	})
 }

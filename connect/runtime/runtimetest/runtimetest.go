@@ -95,10 +95,18 @@ func (c *sourceConnector) Start(_ context.Context, props map[string]string) erro
 	c.props = props
 	return nil
 }
+
+// TaskConfigs gives each task the source's own keys (as real connectors
+// do: not the runtime's, such as converters or errors.*).
 func (c *sourceConnector) TaskConfigs(n int) ([]map[string]string, error) {
 	out := make([]map[string]string, n)
 	for i := range out {
-		m := maps.Clone(c.props)
+		m := map[string]string{}
+		for _, k := range sourceDef.Keys() {
+			if v, ok := c.props[k.Name]; ok {
+				m[k.Name] = v
+			}
+		}
 		m["task.number"] = strconv.Itoa(i)
 		out[i] = m
 	}
