@@ -238,13 +238,13 @@ func (s *sinkTask) execute(ctx context.Context) error {
 	s.clMu.Lock()
 	s.cl = cl
 	s.clMu.Unlock()
-	err = s.loop(ctx)
+	err = s.loop(ctx, cl)
 	// Stop: commit what PreCommit vouches for, close the partitions, stop
 	// the task (Kafka's WorkerSinkTask.close).
 	s.taskMu.Lock()
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.Background(), s.w.stopGrace())
-		s.commitLocked(cctx, s.cl, nil)
+		s.commitLocked(cctx, cl, nil)
 		cancel()
 	}
 	s.closePartitions(slices.Collect(maps.Keys(s.assigned)))
@@ -253,10 +253,32 @@ func (s *sinkTask) execute(ctx context.Context) error {
 	if serr := s.task.Stop(); serr != nil {
 		s.t.log.Warn("sink task stop failed", "err", serr)
 	}
+	// Leave the group now, failed or stopped, so other tasks get the
+	// partitions (Kafka closes the consumer when the task's thread ends).
+	s.closeClient()
 	return err
 }
 
-func (s *sinkTask) loop(ctx context.Context) error {
+// client returns the consumer (nil before the task started or after it
+// closed).
+func (s *sinkTask) client() *kgo.Client {
+	s.clMu.Lock()
+	defer s.clMu.Unlock()
+	return s.cl
+}
+
+// closeClient closes the consumer once.
+func (s *sinkTask) closeClient() {
+	s.clMu.Lock()
+	cl := s.cl
+	s.cl = nil
+	s.clMu.Unlock()
+	if cl != nil {
+		cl.CloseAllowingRebalance()
+	}
+}
+
+func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 	nextCommit := time.Now().Add(s.interval)
 	recs := make([]*connect.Record, 0, s.maxPoll)
 	for {
@@ -272,18 +294,18 @@ func (s *sinkTask) loop(ctx context.Context) error {
 		}
 		if s.commitNow.Swap(false) || !time.Now().Before(nextCommit) {
 			s.taskMu.Lock()
-			s.commitLocked(ctx, s.cl, nil)
+			s.commitLocked(ctx, cl, nil)
 			s.taskMu.Unlock()
 			nextCommit = time.Now().Add(s.interval)
 		}
 		s.taskMu.Lock()
-		s.applyResetsLocked(s.cl)
+		s.applyResetsLocked(cl)
 		s.taskMu.Unlock()
 		pctx, cancel := context.WithDeadline(ctx, nextCommit)
-		fs := s.cl.PollRecords(pctx, s.maxPoll)
+		fs := cl.PollRecords(pctx, s.maxPoll)
 		cancel()
 		if ctx.Err() != nil {
-			s.cl.AllowRebalance()
+			cl.AllowRebalance()
 			return nil
 		}
 		var fatal error
@@ -298,11 +320,11 @@ func (s *sinkTask) loop(ctx context.Context) error {
 			s.t.log.Warn("consumer fetch error", "topic", t, "partition", p, "err", err)
 		})
 		if fatal != nil {
-			s.cl.AllowRebalance()
+			cl.AllowRebalance()
 			return &ConnectError{Msg: "consumer closed", Err: fatal}
 		}
-		err := s.deliver(ctx, fs, recs[:0])
-		s.cl.AllowRebalance()
+		err := s.deliver(ctx, cl, fs, recs[:0])
+		cl.AllowRebalance()
 		if err != nil {
 			return err
 		}
@@ -310,7 +332,7 @@ func (s *sinkTask) loop(ctx context.Context) error {
 }
 
 // deliver converts, transforms and puts one poll's records.
-func (s *sinkTask) deliver(ctx context.Context, fs kgo.Fetches, recs []*connect.Record) error {
+func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, recs []*connect.Record) error {
 	n := fs.NumRecords()
 	if n == 0 {
 		return nil
@@ -360,7 +382,7 @@ func (s *sinkTask) deliver(ctx context.Context, fs kgo.Fetches, recs []*connect.
 			}
 		}
 	})
-	s.applyResetsLocked(s.cl)
+	s.applyResetsLocked(cl)
 	s.taskMu.Unlock()
 	s.batch = nil
 	return nil
@@ -581,12 +603,7 @@ func (s *sinkTask) close(abandoned bool) {
 	if abandoned {
 		s.t.cancel()
 	}
-	s.clMu.Lock()
-	cl := s.cl
-	s.clMu.Unlock()
-	if cl != nil {
-		cl.CloseAllowingRebalance()
-	}
+	s.closeClient()
 	if s.dlqCl != nil {
 		s.dlqCl.Close()
 	}
@@ -620,11 +637,15 @@ func (c *sinkTaskContext) Assignment() []connect.TopicPartition {
 }
 
 func (c *sinkTaskContext) Pause(parts ...connect.TopicPartition) {
-	c.s.cl.PauseFetchPartitions(tpMap(parts))
+	if cl := c.s.client(); cl != nil {
+		cl.PauseFetchPartitions(tpMap(parts))
+	}
 }
 
 func (c *sinkTaskContext) Resume(parts ...connect.TopicPartition) {
-	c.s.cl.ResumeFetchPartitions(tpMap(parts))
+	if cl := c.s.client(); cl != nil {
+		cl.ResumeFetchPartitions(tpMap(parts))
+	}
 }
 
 func tpMap(parts []connect.TopicPartition) map[string][]int32 {

@@ -44,8 +44,9 @@ type sourceTask struct {
 	// at its next loop.
 	sendErr atomic.Pointer[error]
 
-	commitMu sync.Mutex // one offset commit at a time
-	pending  map[string]connect.SourcePartitionOffset
+	commitMu  sync.Mutex // one offset commit at a time
+	closeOnce sync.Once
+	pending   map[string]connect.SourcePartitionOffset
 
 	topicsMu sync.Mutex
 	created  map[string]bool // topics known to exist (topic creation)
@@ -179,7 +180,19 @@ func (s *sourceTask) execute(ctx context.Context) error {
 			err = *p
 		}
 	}
+	// Done, failed or stopped: release the clients now (Kafka closes the
+	// producer when the task's thread ends).
+	s.closeClients()
 	return err
+}
+
+func (s *sourceTask) closeClients() {
+	s.closeOnce.Do(func() {
+		s.cl.Close()
+		if s.adm != nil {
+			s.adm.Close()
+		}
+	})
 }
 
 func (s *sourceTask) loop(ctx context.Context) error {
@@ -535,10 +548,7 @@ func (s *sourceTask) close(abandoned bool) {
 	if abandoned {
 		s.t.cancel()
 	}
-	s.cl.Close()
-	if s.adm != nil {
-		s.adm.Close()
-	}
+	s.closeClients()
 	closeChain(s.plugins.chain)
 }
 
