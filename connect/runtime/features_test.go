@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,20 @@ func TestMetrics(t *testing.T) {
 	})
 	if n, ok := sum("fjord_connect_offset_commits_total"); !ok || n == 0 {
 		t.Errorf("offset commits %v %v", n, ok)
+	}
+}
+
+// TestOverridePolicyAtStart: with policy None, a task whose connector
+// overrides a client config does not start.
+func TestOverridePolicyAtStart(t *testing.T) {
+	w := newTestWorker(t, workerProps("127.0.0.1:1", "connector.client.config.override.policy", "None"), nil)
+	cfg := runtimetest.SinkConfig("p", runtimetest.TestID(t), "t", "consumer.override.max.poll.records", "5")
+	err := w.StartTask(context.Background(), storage.TaskID{Connector: "p"}, cfg, cfg, storage.TargetStarted, newEvents())
+	if err == nil || !strings.Contains(err.Error(), "The 'None' policy does not allow 'max.poll.records' to be overridden") {
+		t.Errorf("start: %v", err)
+	}
+	v, err := ValidateConnectorConfig(w.cfg, cfg)
+	if err != nil || v.ErrorCount != 1 {
+		t.Errorf("validation: %d errors, %v", v.ErrorCount, err)
 	}
 }

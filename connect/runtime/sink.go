@@ -86,7 +86,11 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 	if s.interval <= 0 {
 		s.interval = time.Minute
 	}
-	overrides := connect.WithPrefix(cc.Props, ConsumerOverridePrefix)
+	overrides, err := w.overrides(cc, ConsumerOverridePrefix)
+	if err != nil {
+		closeChain(tp.chain)
+		return nil, err
+	}
 	base := map[string]string{"client.id": "connector-consumer-" + t.id.String(), "auto.offset.reset": "earliest",
 		"group.id": SinkGroupID(t.id.Connector)}
 	cprops := w.cfg.ClientProps(ConsumerClient, base, overrides)
@@ -132,8 +136,11 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 
 // setupDLQ creates the dead letter queue topic if missing and its producer.
 func (s *sinkTask) setupDLQ() error {
-	pprops := s.w.cfg.ClientProps(ProducerClient, map[string]string{"client.id": "connector-dlq-producer-" + s.t.id.String(), "acks": "all", "compression.type": "none"},
-		connect.WithPrefix(s.cc.Props, ProducerOverridePrefix))
+	pov, err := s.w.overrides(s.cc, ProducerOverridePrefix)
+	if err != nil {
+		return err
+	}
+	pprops := s.w.cfg.ClientProps(ProducerClient, map[string]string{"client.id": "connector-dlq-producer-" + s.t.id.String(), "acks": "all", "compression.type": "none"}, pov)
 	opts, err := KafkaClientOpts(ProducerClient, pprops, s.t.log)
 	if err != nil {
 		return err

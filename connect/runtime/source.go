@@ -72,7 +72,12 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 		pending: map[string]connect.SourcePartitionOffset{}, created: map[string]bool{}, tracked: map[string]bool{}}
 	// Kafka's producer defaults: acks=all (Connect), no compression.
 	base := map[string]string{"client.id": "connector-producer-" + t.id.String(), "acks": "all", "compression.type": "none"}
-	props2 := w.cfg.ClientProps(ProducerClient, base, connect.WithPrefix(cc.Props, ProducerOverridePrefix))
+	ov, err := w.overrides(cc, ProducerOverridePrefix)
+	if err != nil {
+		closeChain(tp.chain)
+		return nil, err
+	}
+	props2 := w.cfg.ClientProps(ProducerClient, base, ov)
 	opts, err := KafkaClientOpts(ProducerClient, props2, t.log)
 	if err != nil {
 		closeChain(tp.chain)
@@ -94,9 +99,12 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 		return nil, fmt.Errorf("producer: %w", err)
 	}
 	if w.cfg.TopicCreationEnable && cc.TopicCreation != nil {
-		aprops := w.cfg.ClientProps(AdminClient, map[string]string{"client.id": "connector-adminclient-" + t.id.String()},
-			connect.WithPrefix(cc.Props, AdminOverridePrefix))
-		aopts, err := KafkaClientOpts(AdminClient, aprops, t.log)
+		aov, err := w.overrides(cc, AdminOverridePrefix)
+		var aopts []kgo.Opt
+		if err == nil {
+			aprops := w.cfg.ClientProps(AdminClient, map[string]string{"client.id": "connector-adminclient-" + t.id.String()}, aov)
+			aopts, err = KafkaClientOpts(AdminClient, aprops, t.log)
+		}
 		if err == nil {
 			var acl *kgo.Client
 			if acl, err = kgo.NewClient(aopts...); err == nil {

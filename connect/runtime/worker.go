@@ -507,6 +507,22 @@ func (x *connectorContext) Offsets() connect.OffsetReader {
 	return &offsetReader{store: x.c.w.offsets, connector: x.c.name}
 }
 
+// overrides returns a connector's client overrides with prefix, refusing
+// them when the worker's connector.client.config.override.policy does not
+// allow them (Kafka checks again when starting a task, for configs that
+// were written by another worker).
+func (w *Worker) overrides(cc *ConnectorConfig, prefix string) (map[string]string, error) {
+	ov := connect.WithPrefix(cc.Props, prefix)
+	var msgs []string
+	for _, v := range checkOverrides(w.cfg.ClientConfigOverridePolicy, ov) {
+		msgs = append(msgs, v.Errors...)
+	}
+	if len(msgs) > 0 {
+		return nil, &ConnectError{Msg: "Client override policy refused the connector's client configs: " + strings.Join(msgs, " ")}
+	}
+	return ov, nil
+}
+
 func newAdmin(opts []kgo.Opt) (*kadm.Client, error) {
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
