@@ -349,6 +349,10 @@ func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, 
 	if errant {
 		s.batch = make(map[recordKey]*kgo.Record, n)
 	}
+	// The poll's records live in one slab: one allocation, not one per
+	// record (a task that keeps some keeps the slab, which is fine).
+	slab := make([]connect.Record, n)
+	next := 0
 	var fatal error
 	fs.EachRecord(func(kr *kgo.Record) {
 		if fatal != nil {
@@ -357,7 +361,8 @@ func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, 
 		if errant {
 			s.batch[recordKey{kr.Topic, kr.Partition, kr.Offset}] = kr
 		}
-		r, ok, err := s.convert(ctx, kr)
+		r, ok, err := s.convert(ctx, kr, &slab[next])
+		next++
 		if err != nil {
 			fatal = err
 			return
@@ -425,9 +430,9 @@ func (s *sinkTask) put(ctx context.Context, recs []*connect.Record) error {
 
 // convert turns a consumed record into a sink record: headers, key and
 // value through the converters, then the transformations.
-func (s *sinkTask) convert(ctx context.Context, kr *kgo.Record) (*connect.Record, bool, error) {
+func (s *sinkTask) convert(ctx context.Context, kr *kgo.Record, r *connect.Record) (*connect.Record, bool, error) {
 	tp := s.plugins
-	r := &connect.Record{
+	*r = connect.Record{
 		Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
 		Timestamp: kr.Timestamp.UnixMilli(), TimestampType: connect.TimestampType(kr.Attrs.TimestampType()),
 		OriginalTopic: kr.Topic, OriginalPartition: kr.Partition, OriginalOffset: kr.Offset,
