@@ -34,8 +34,10 @@
 // re-sends at most what was not yet committed (at-least-once), and never
 // commits past a record the brokers did not acknowledge. The hot path
 // allocates one object per record (the Kafka record together with its
-// tracking entry and metadata); converters that can append
-// (JsonConverter) write a poll's values into one buffer.
+// offset-tracking entry; tasks that implement CommitRecord also get a
+// RecordMetadata); converters that can append (JsonConverter) write a
+// poll's values into one buffer. Sink polls are converted into one slab
+// of records.
 //
 // Sink tasks. One goroutine per task consumes with a franz-go group
 // consumer in group connect-<name> (Kafka's consumer default assignors,

@@ -54,11 +54,11 @@ type submittedRecords struct {
 	mu       sync.Mutex
 	parts    map[string]*sourcePartition
 	inFlight atomic.Int64
-	// lastMap/lastKey cache the key of the partition map seen last:
+	// lastMap/lastPart cache the partition map seen last and its queue:
 	// connectors usually pass the same map for a run of records, and
 	// encoding it for every record would dominate the cost.
-	lastMap uintptr
-	lastKey string
+	lastMap  uintptr
+	lastPart *sourcePartition
 }
 
 // sourcePartition is one source partition's records in submission order,
@@ -99,17 +99,14 @@ func (s *submittedRecords) submitLocked(r *submittedRecord, partition, offset ma
 		return
 	}
 	ptr := reflect.ValueOf(partition).Pointer()
-	var key string
-	if ptr == s.lastMap && ptr != 0 {
-		key = s.lastKey
-	} else {
-		key = storage.PartitionKey(partition)
-		s.lastMap, s.lastKey = ptr, key
-	}
-	p := s.parts[key]
-	if p == nil {
-		p = &sourcePartition{partition: partition}
-		s.parts[key] = p
+	p := s.lastPart
+	if ptr != s.lastMap || ptr == 0 || p == nil {
+		key := storage.PartitionKey(partition)
+		if p = s.parts[key]; p == nil {
+			p = &sourcePartition{partition: partition}
+			s.parts[key] = p
+		}
+		s.lastMap, s.lastPart = ptr, p
 	}
 	r.part, r.offset = p, offset
 	last := len(p.chunks) - 1

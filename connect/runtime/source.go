@@ -52,9 +52,9 @@ type sourceTask struct {
 	created  map[string]bool // topics known to exist (topic creation)
 	tracked  map[string]bool // topics recorded as active
 	commitOK atomic.Bool     // a RecordCommitter task
-	// written counts acknowledged records; the committer adds them to
-	// the metric (one atomic add per record instead of a float CAS).
-	written atomic.Int64
+	// written counts acknowledged records; the committer adds what is new
+	// to the metric (one atomic add per record instead of a float CAS).
+	written, reported atomic.Int64
 }
 
 func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[string]string) (*sourceTask, error) {
@@ -307,7 +307,6 @@ type outRecord struct {
 	kgo.Record
 	pre *connect.Record
 	sub submittedRecord
-	md  connect.RecordMetadata
 }
 
 // onSent is the producer callback for every record (one func value for
@@ -344,8 +343,7 @@ func (s *sourceTask) sent(or *outRecord, err error) {
 	s.submitted.ack(&or.sub)
 	s.written.Add(1)
 	if s.commitOK.Load() {
-		or.md = connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
-		s.commitRecord(or.pre, &or.md)
+		s.commitRecord(or.pre, &connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
 	}
 	s.trackTopic(kr.Topic)
 }
@@ -478,7 +476,8 @@ func (s *sourceTask) commitLoop(ctx context.Context, done chan struct{}) {
 func (s *sourceTask) commitOffsets() {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	s.m.sourceWritten.Add(float64(s.written.Swap(0)))
+	w := s.written.Load()
+	s.m.sourceWritten.Add(float64(w - s.reported.Swap(w)))
 	maps.Copy(s.pending, s.submitted.committable())
 	if len(s.pending) > 0 {
 		offsets := make([]connect.SourcePartitionOffset, 0, len(s.pending))
