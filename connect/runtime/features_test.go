@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/connect/plugins"
 	"github.com/fjordhq/fjord/connect/runtime/runtimetest"
 	"github.com/fjordhq/fjord/connect/storage"
 	"github.com/fjordhq/fjord/internal/testkit"
@@ -140,5 +142,52 @@ func TestOverridePolicyAtStart(t *testing.T) {
 	v, err := ValidateConnectorConfig(w.cfg, cfg)
 	if err != nil || v.ErrorCount != 1 {
 		t.Errorf("validation: %d errors, %v", v.ErrorCount, err)
+	}
+}
+
+// TestSinkResetOffsets: a task rewinding with SinkTaskContext.ResetOffsets
+// gets the records again.
+func TestSinkResetOffsets(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	cl := testkit.Client(t, b.Addr, kgo.AllowAutoTopicCreation())
+	for i := range 5 {
+		produce(t, cl, &kgo.Record{Topic: "rewind", Value: []byte(fmt.Sprint("r", i))})
+	}
+	w := newTestWorker(t, workerProps(b.Addr), nil)
+	id := runtimetest.TestID(t)
+	run(t, w, newEvents(), runtimetest.SinkConfig("rw", id, "rewind", "rewind.on", "r4"))
+	c := runtimetest.Collector(id)
+	testkit.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+		if n := len(c.Values()); n < 10 {
+			return fmt.Errorf("%d values: %v", n, c.Values())
+		}
+		return nil
+	})
+	if v := c.Values(); v[5] != "r0" || v[9] != "r4" {
+		t.Errorf("after the rewind: %v", v)
+	}
+}
+
+// raisingConnector fails itself through its context after starting.
+type raisingConnector struct{ nullSourceConnector }
+
+func (c *raisingConnector) Initialize(ctx connect.ConnectorContext) {
+	go ctx.RaiseError(fmt.Errorf("lost the source system"))
+}
+
+func init() {
+	plugins.Register(plugins.Plugin{Class: "io.fjord.test.RaisingConnector", Kind: plugins.Source, New: func() any { return &raisingConnector{} }})
+}
+
+func TestConnectorRaiseError(t *testing.T) {
+	w := newTestWorker(t, workerProps("127.0.0.1:1"), nil)
+	ev := newEvents()
+	cfg := map[string]string{"name": "raise", "connector.class": "io.fjord.test.RaisingConnector"}
+	if err := w.StartConnector(context.Background(), "raise", cfg, storage.TargetStarted, ev, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := ev.await(t, "raise", -1, storage.StateFailed)
+	if err == nil || !strings.Contains(ErrorTrace(err), "lost the source system") {
+		t.Errorf("trace %q", ErrorTrace(err))
 	}
 }

@@ -249,6 +249,7 @@ var sinkDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: "fail.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Fail Put on this value"}).
 	Define(connect.ConfigKey{Name: "errant.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Report this value as errant"}).
 	Define(connect.ConfigKey{Name: "retriable.failures", Type: connect.TypeInt, Default: int32(0), Importance: connect.Low, Doc: "Fail this many Puts with RetriableError"}).
+	Define(connect.ConfigKey{Name: "rewind.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Rewind the partition to its start the first time this value is put"}).
 	Define(connect.ConfigKey{Name: "hold.commits", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "PreCommit returns nothing"})
 
 func (c *sinkConnector) Config() *connect.ConfigDef { return sinkDef }
@@ -338,6 +339,8 @@ type sinkTask struct {
 	errantOn  string
 	retriable int
 	hold      bool
+	rewindOn  string
+	rewound   bool
 	errant    connect.ErrantRecordReporter
 }
 
@@ -350,6 +353,7 @@ func (t *sinkTask) Start(_ context.Context, props map[string]string) error {
 	}
 	t.c = Collector(c.String("test.id"))
 	t.failOn, t.errantOn, t.retriable, t.hold = c.String("fail.on"), c.String("errant.on"), int(c.Int("retriable.failures")), c.Bool("hold.commits")
+	t.rewindOn = c.String("rewind.on")
 	if t.errantOn != "" && t.ctx != nil {
 		t.errant = t.ctx.ErrantRecordReporter()
 	}
@@ -387,6 +391,10 @@ func (t *sinkTask) Put(ctx context.Context, recs []*connect.Record) error {
 			continue
 		}
 		keep = append(keep, v)
+		if t.rewindOn != "" && v == t.rewindOn && !t.rewound && t.ctx != nil {
+			t.rewound = true
+			t.ctx.ResetOffsets(map[connect.TopicPartition]int64{{Topic: r.Topic, Partition: r.Partition}: 0})
+		}
 		for _, h := range r.Headers {
 			t.c.mu.Lock()
 			t.c.headers[h.Key] = append(t.c.headers[h.Key], fmt.Sprint(h.Value))
