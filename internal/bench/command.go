@@ -35,6 +35,7 @@ func NewCommand(self []string, childEnv []string) *cobra.Command {
 	root.AddCommand(driverCommand("latency", "produce at a fixed --rate and print ack latency percentiles as JSON", RunLatency))
 	root.AddCommand(kfakeCommand())
 	root.AddCommand(runCommand(self, childEnv))
+	root.AddCommand(connectCommand(self, childEnv))
 	return root
 }
 
