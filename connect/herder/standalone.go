@@ -214,23 +214,30 @@ func InvalidConfigError(infos *ConfigInfos) *Error {
 	return &Error{Code: http.StatusBadRequest, Message: b.String()}
 }
 
-// ValidateConnectorConfig answers PUT .../config/validate.
+// ValidateConnectorConfig answers PUT .../config/validate. As Kafka's
+// endpoint, a config it cannot even start validating (no or an unknown
+// connector.class: a BadRequestException) answers 500.
 func (s *Standalone) ValidateConnectorConfig(ctx context.Context, config map[string]string) (*ConfigInfos, error) {
+	infos, err := s.validate(ctx, config)
+	if err != nil {
+		var he *Error
+		if errors.As(err, &he) && he.Code != http.StatusBadRequest {
+			return nil, err
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: ") {
+			msg = "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: " + msg
+		}
+		return nil, &Error{Code: http.StatusInternalServerError, Message: msg}
+	}
+	return infos, nil
+}
+
+func (s *Standalone) validate(ctx context.Context, config map[string]string) (*ConfigInfos, error) {
 	if s.deps.Validate == nil {
 		return &ConfigInfos{Name: config["connector.class"], Groups: []string{}, Configs: []ConfigInfo{}}, nil
 	}
-	infos, err := s.deps.Validate(ctx, config)
-	if err != nil {
-		// Kafka answers a config it cannot even start validating (no or
-		// an unknown connector.class) with a BadRequestException that
-		// surfaces as 500.
-		var he *Error
-		if errors.As(err, &he) {
-			return nil, err
-		}
-		return nil, Errorf(http.StatusInternalServerError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: %s", err.Error())
-	}
-	return infos, nil
+	return s.deps.Validate(ctx, config)
 }
 
 // PutConnectorConfig validates and (re)creates a connector, then starts
@@ -243,7 +250,7 @@ func (s *Standalone) PutConnectorConfig(ctx context.Context, name string, config
 	if _, ok := config["name"]; !ok {
 		config["name"] = name
 	}
-	infos, err := s.ValidateConnectorConfig(ctx, config)
+	infos, err := s.validate(ctx, config)
 	if err != nil {
 		return false, nil, err
 	}

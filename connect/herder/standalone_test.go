@@ -295,3 +295,23 @@ func TestStandaloneConfigChangeRestartsTasks(t *testing.T) {
 		return nil
 	})
 }
+
+func TestStandaloneValidateErrors(t *testing.T) {
+	h, _ := standalone(t, "127.0.0.1:1", filepath.Join(t.TempDir(), "connect.offsets"))
+	ctx := context.Background()
+	// As Kafka: the validate endpoint answers 500 with the
+	// BadRequestException's name; creating answers 400 for an unknown
+	// class.
+	_, err := h.ValidateConnectorConfig(ctx, map[string]string{"name": "v"})
+	if herder.StatusOf(err) != 500 || err.Error() != "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config contains no connector type" {
+		t.Errorf("no class: %v", err)
+	}
+	_, err = h.ValidateConnectorConfig(ctx, map[string]string{"connector.class": "com.example.Nope"})
+	if herder.StatusOf(err) != 500 || !strings.Contains(err.Error(), "BadRequestException: Failed to find any class that implements Connector and which name matches com.example.Nope") {
+		t.Errorf("unknown class: %v", err)
+	}
+	_, _, err = h.PutConnectorConfig(ctx, "x", map[string]string{"connector.class": "com.example.Nope"}, "", false)
+	if herder.StatusOf(err) != 400 || !strings.HasPrefix(err.Error(), "Failed to find any class") {
+		t.Errorf("create with an unknown class: %v", err)
+	}
+}

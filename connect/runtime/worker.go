@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -129,9 +130,17 @@ func (w *Worker) ConnectorType(config map[string]string) herder.ConnectorType {
 
 // ValidateConnectorConfig validates a config against this worker's
 // defaults and override policy (see the package function).
+// Errors are Kafka's: a config without connector.class is a
+// BadRequestException surfacing as 500, an unknown class a 400.
 func (w *Worker) ValidateConnectorConfig(_ context.Context, config map[string]string) (*herder.ConfigInfos, error) {
 	v, err := ValidateConnectorConfig(w.cfg, config)
-	if err != nil {
+	var unknown *UnknownConnectorError
+	switch {
+	case errors.Is(err, ErrNoConnectorClass):
+		return nil, herder.Errorf(http.StatusInternalServerError, "org.apache.kafka.connect.runtime.rest.errors.BadRequestException: %s", err.Error())
+	case errors.As(err, &unknown):
+		return nil, herder.Errorf(http.StatusBadRequest, "%s", err.Error())
+	case err != nil:
 		return nil, err
 	}
 	return v.Infos(), nil
