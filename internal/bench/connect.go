@@ -1,5 +1,33 @@
 package bench
 
+// The Connect benchmark (`fjord bench connect`, connect*.go) measures what
+// the Connect runtime costs next to a plain franz-go client moving the
+// same records, in one run against one fresh `fjord dev` (broker, Connect
+// worker, schema registry in one process). Per converter (JsonConverter
+// with schemas, AvroConverter on fjord dev's registry) it runs six phases,
+// one at a time, each on its own 8-partition topic and each after fjord
+// dev went idle:
+//
+//	raw-produce  franz-go producing datagen's records, encoded beforehand
+//	app-produce  the same with datagen and the converter in the timed loop
+//	source       the datagen connector (one task) writing N records
+//	raw-consume  franz-go reading the raw topic from the start
+//	app-consume  the same, decoding every key and value with the converter
+//	sink         a NullSink connector (one task) reading the source's topic
+//
+// The raw phases are driver processes (`fjord bench connect produce|consume`)
+// configured as the worker configures its clients (acks=all, no
+// compression, linger 5 ms). The connector phases are timed from outside,
+// through the Kafka protocol: the source by its topic's end offsets, the
+// sink by its consumer group's committed offsets (the null sink asks for a
+// commit every N/20 records, the last at N), both read every --poll. Every
+// phase times records after the first tenth, so that client and connector
+// start-up are excluded alike (start-up and end-to-end times are reported
+// on their own rows). fjord dev's CPU time is sampled every 10 ms from
+// /proc, so CPU per record covers every process over the same window. The
+// first run checks that the source connector wrote the same bytes as the
+// drivers (the records are deterministic: one datagen seed).
+
 import (
 	"bytes"
 	"context"
@@ -361,6 +389,7 @@ func (x *connectRun) driver(ctx context.Context, mode, phase, conv, topic string
 		"--schema", cfg.Spec, "--seed", strconv.FormatInt(cfg.Seed, 10), "--pool", strconv.Itoa(cfg.Pool),
 		"--convert=" + strconv.FormatBool(convert), "--expect-bytes", strconv.FormatInt(expectBytes, 10),
 		"--timeout", cfg.PhaseTimeout.String()}
+	x.settle(ctx)
 	stopProfile := x.profile(ctx, conv, phase)
 	res, err := runConnectDriver(ctx, cfg, mode, args)
 	stopProfile()
@@ -483,6 +512,7 @@ func (x *connectRun) connectPhase(ctx context.Context, phase, conv, name string,
 		config[k] = v
 	}
 	config["name"] = name
+	x.settle(ctx)
 	stopProfile := x.profile(ctx, conv, phase)
 	defer stopProfile()
 	posted := time.Now()
@@ -569,14 +599,45 @@ func (x *connectRun) create(ctx context.Context, name string, config map[string]
 	}
 }
 
-// remove deletes a connector so that its idle task does not run beside
-// the next phases.
+// remove deletes a connector and waits until the worker forgot it, so
+// that its task (stopping, committing its offsets) does not run beside
+// the next phase.
 func (x *connectRun) remove(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if code, body, err := x.do(ctx, http.MethodDelete, "/connectors/"+name, nil); err != nil || code != http.StatusNoContent {
 		x.cfg.Log.Warn("could not delete connector", "connector", name, "code", code, "body", body, "err", err)
+		return
 	}
+	for {
+		code, _, err := x.do(ctx, http.MethodGet, "/connectors/"+name+"/status", nil)
+		if err == nil && code == http.StatusNotFound {
+			return
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) { // polling the deletion
+			x.cfg.Log.Warn("connector still listed after deletion", "connector", name)
+			return
+		}
+	}
+}
+
+// settle waits until fjord dev is idle (under a tenth of a core over a
+// quarter second), at most 15 s, so that each phase starts from the same
+// state: no leftover work of the previous phase (a stopping task's
+// offset commit, garbage collection) is measured in the next.
+func (x *connectRun) settle(ctx context.Context) {
+	const window = 250 * time.Millisecond
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		from := time.Now()
+		if !sleepCtx(ctx, window) {
+			return
+		}
+		if x.cpu.between(from, time.Now()) < window/10 {
+			return
+		}
+	}
+	x.cfg.Log.Warn("fjord dev still busy before the next phase; measuring anyway")
 }
 
 // failed reports a FAILED connector or task, with its trace.

@@ -169,6 +169,7 @@ func connectDriverCommand(mode, short string, fn func(context.Context, ConnectDr
 	f.BoolVar(&c.Convert, "convert", false, "do the converter's work in the timed loop (produce: generate and encode; consume: decode)")
 	f.IntVar(&c.Pool, "pool", 100_000, "produce without --convert: distinct records encoded beforehand, cycled")
 	f.Int64Var(&c.ExpectBytes, "expect-bytes", 0, "consume: key+value bytes the topic must hold (0: unchecked)")
+	f.IntVar(&c.MaxPoll, "max-poll", 0, "consume: take at most this many records per poll, as the sink loop does (0: all buffered)")
 	f.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	return cmd
 }

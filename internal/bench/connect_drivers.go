@@ -43,7 +43,11 @@ type ConnectDriverConfig struct {
 	// ExpectBytes is the key+value bytes the consumer must read in all
 	// (0: not checked).
 	ExpectBytes int64
-	Timeout     time.Duration
+	// MaxPoll > 0 makes the consumer take at most this many records per
+	// poll (PollRecords, as the worker's sink loop does with
+	// max.poll.records) instead of everything buffered (PollFetches).
+	MaxPoll int
+	Timeout time.Duration
 }
 
 func (c ConnectDriverConfig) validate() error {
@@ -359,7 +363,12 @@ func RunConnectConsume(ctx context.Context, c ConnectDriverConfig) (ConnectResul
 	}
 	var hdrs connect.Headers
 	for seen < want {
-		fs := cl.PollFetches(ctx)
+		var fs kgo.Fetches
+		if c.MaxPoll > 0 {
+			fs = cl.PollRecords(ctx, c.MaxPoll)
+		} else {
+			fs = cl.PollFetches(ctx)
+		}
 		if err := ctx.Err(); err != nil {
 			return ConnectResult{}, fmt.Errorf("consume %s from %s: %d of %d records after %s: %w", c.Topic, c.Brokers, seen, want, c.Timeout, err)
 		}
