@@ -2,7 +2,7 @@
 #
 #   make run     start `fjord dev` (broker + HTTP) with data under ./data
 #   make test    install what the tests need, then run every test
-#   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake)
+#   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake; Connect runtime vs franz-go)
 
 GO      ?= go
 BIN     := bin/fjord
@@ -43,6 +43,7 @@ test-short:
 
 bench: build
 	scripts/bench.sh --write $(BENCH_ARGS)
+	$(BIN) bench connect --write $(BENCH_CONNECT_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s
