@@ -51,7 +51,7 @@ const Class = "io.confluent.connect.avro.AvroConverter"
 
 func init() {
 	plugins.Register(plugins.Plugin{
-		Class:   Class,
+		Class: Class,
 		// Kafka also answers to the simple name and to it pruned of
 		// "Converter" (PluginUtils.prunedName).
 		Aliases: []string{"AvroConverter", "Avro"},
