@@ -260,7 +260,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	t.Logf("seed %d (rerun with FJORD_CRASH_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 
-	dev := testkit.StartDevProcess(t, t.TempDir())
+	dev := testkit.StartDevProcess(t, t.TempDir(), "--no-connect")
 	dev.WaitServing(t, 30*time.Second, "")
 	// Small, time-rolled segments so kills also land around rolls and
 	// recovery sees several segments per partition.
@@ -580,7 +580,7 @@ func TestCrashTornWrite(t *testing.T) {
 		t.Skip("crash test runs fjord as a process; skipped with -short")
 	}
 	const topic, partitions, n = "torn", 4, 100
-	dev := testkit.StartDevProcess(t, t.TempDir())
+	dev := testkit.StartDevProcess(t, t.TempDir(), "--no-connect")
 	dev.WaitServing(t, 30*time.Second, "")
 	id := crashCreateTopic(t, dev.KafkaAddr, topic, partitions, nil)
 
@@ -791,7 +791,7 @@ func TestCleanRestartDoesNotRescan(t *testing.T) {
 	)
 
 	// The baseline: a broker with one tiny topic.
-	tiny := testkit.StartDevProcess(t, t.TempDir())
+	tiny := testkit.StartDevProcess(t, t.TempDir(), "--no-connect")
 	tiny.WaitServing(t, 30*time.Second, "")
 	crashCreateTopic(t, tiny.KafkaAddr, "tiny", 1, nil)
 	tcl := testkit.Client(t, tiny.KafkaAddr, kgo.DefaultProduceTopic("tiny"))
@@ -815,7 +815,7 @@ func TestCleanRestartDoesNotRescan(t *testing.T) {
 
 	// The big one: 4 MiB segments, so the data spans dozens of them and
 	// the tail is a small part of it.
-	big := testkit.StartDevProcess(t, t.TempDir())
+	big := testkit.StartDevProcess(t, t.TempDir(), "--no-connect")
 	big.WaitServing(t, 30*time.Second, "")
 	id := crashCreateTopic(t, big.KafkaAddr, topic, partitions, map[string]*string{"segment.bytes": kadm.StringPtr(strconv.Itoa(4 << 20))})
 	cl := testkit.Client(t, big.KafkaAddr, kgo.DefaultProduceTopic(topic), kgo.MaxBufferedBytes(32<<20),

@@ -33,8 +33,9 @@ type DevProcess struct {
 }
 
 // StartDevProcess runs `fjord dev` on dataDir with free loopback Kafka and
-// HTTP addresses. It does not wait: call WaitServing.
-func StartDevProcess(t testing.TB, dataDir string) *DevProcess {
+// HTTP addresses, plus any extra flags (e.g. "--no-connect" for a test about
+// the broker alone). It does not wait: call WaitServing.
+func StartDevProcess(t testing.TB, dataDir string, extra ...string) *DevProcess {
 	t.Helper()
 	d := &DevProcess{
 		DataDir:   dataDir,
@@ -42,7 +43,8 @@ func StartDevProcess(t testing.TB, dataDir string) *DevProcess {
 		KafkaAddr: FreeAddr(t),
 		HTTPAddr:  FreeAddr(t),
 	}
-	d.Process = StartProcess(t, "dev", "--data-dir", dataDir, "--kafka-addr", d.KafkaAddr, "--http-addr", d.HTTPAddr)
+	args := append([]string{"dev", "--data-dir", dataDir, "--kafka-addr", d.KafkaAddr, "--http-addr", d.HTTPAddr}, extra...)
+	d.Process = StartProcess(t, args...)
 	return d
 }
 
