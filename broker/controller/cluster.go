@@ -61,3 +61,85 @@ var ControllerAPIs = []kmsg.Key{
 	kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AlterPartition,
 	kmsg.AllocateProducerIDs, kmsg.Fetch, // Fetch: __cluster_metadata only
 }
+
+// BrokerRegistration is what a broker sends when it starts
+// (BrokerRegistrationRequest).
+type BrokerRegistration struct {
+	ID            int32
+	IncarnationID metadata.UUID // new on every process start
+	Host          string        // the advertised client listener
+	Port          int32
+	Rack          string
+	// Listeners are all advertised listeners by name (PLAINTEXT, …), for
+	// Metadata on other listeners later.
+	Listeners []Listener
+}
+
+// Listener is one advertised listener of a broker.
+type Listener struct {
+	Name string
+	Host string
+	Port int32
+}
+
+// BrokerHeartbeat is a broker's periodic heartbeat (BrokerHeartbeatRequest).
+type BrokerHeartbeat struct {
+	ID             int32
+	Epoch          int64 // from RegisterBroker
+	MetadataOffset int64 // the broker's applied metadata offset
+	WantFence      bool  // true until the broker has caught up
+	WantShutdown   bool  // controlled shutdown: move leaderships away first
+}
+
+// HeartbeatResult answers a heartbeat.
+type HeartbeatResult struct {
+	IsCaughtUp     bool
+	IsFenced       bool
+	ShouldShutdown bool // leaderships moved; the broker may stop now
+}
+
+// AlterPartitionRequest is a leader's ISR change (AlterPartition).
+type AlterPartitionRequest struct {
+	BrokerID       int32
+	BrokerEpoch    int64
+	TopicID        metadata.UUID
+	Partition      int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	NewISR         []int32
+}
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// ElectResult is the outcome of one partition's election.
+type ElectResult struct {
+	TopicPartition
+	Err *Error // nil: elected; ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, …
+}
+
+// Reassignment moves a partition to Replicas; nil Replicas cancels an
+// ongoing reassignment (AlterPartitionReassignments).
+type Reassignment struct {
+	TopicPartition
+	Replicas []int32
+}
+
+// OngoingReassignment is one in-progress reassignment.
+type OngoingReassignment struct {
+	TopicPartition
+	Replicas         []int32
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+// LogEntry is one entry of the metadata log; Offset is the raft index.
+// Entries that carry no records (raft no-ops, configuration changes) have
+// empty Records but still take an offset.
+type LogEntry struct {
+	Offset  int64
+	Records []metadata.Record
+}
