@@ -63,6 +63,13 @@ type Response struct {
 	// Parts, if set, is the body already encoded (Msg then only decides
 	// the header version): bytes and file ranges written in order.
 	Parts []Part
+	// Wait, if set, completes the response later: the connection's writer
+	// calls it, in response order, and writes what it returns. The
+	// processor meanwhile handles the next requests, so a produce waiting
+	// for replication (acks=all) does not stop the requests pipelined
+	// behind it from being appended — Kafka's purgatory. Wait must return
+	// by itself (a deadline), since the connection's answers queue behind it.
+	Wait func() Response
 }
 
 // Handler serves requests. Handle is called on the connection's processor
@@ -458,13 +465,42 @@ func (c *Conn) unsupportedAPIVersions(req *Request) kmsg.Response {
 
 func (c *Conn) write(in <-chan pending) {
 	w := &respWriter{c: c, buf: make([]byte, 0, 64<<10), sendfile: canSendfile(c.nc)}
+	drain := func() {
+		for q := range in {
+			if q.resp.Wait != nil {
+				q.resp = q.resp.Wait()
+			}
+			if q.resp.Done != nil {
+				q.resp.Done()
+			}
+		}
+	}
+	// resolve completes a deferred response, first writing out what is
+	// already buffered so earlier answers do not wait behind it.
+	resolve := func(p pending) (pending, bool) {
+		if p.resp.Wait == nil {
+			return p, true
+		}
+		if w.pending() && !w.flush() {
+			return p, false
+		}
+		p.resp = p.resp.Wait()
+		return p, true
+	}
 	for p := range in {
-		w.add(p)
+		p, ok := resolve(p)
+		if ok {
+			w.add(p)
+		}
 		// Coalesce responses that are already waiting into one write.
-		for more := true; more && len(w.buf) < 1<<20; {
+		for more := ok; more && len(w.buf) < 1<<20; {
 			select {
-			case q, ok := <-in:
-				if !ok {
+			case q, open := <-in:
+				if !open {
+					more = false
+					break
+				}
+				if q, ok = resolve(q); !ok {
 					more = false
 					break
 				}
@@ -473,12 +509,8 @@ func (c *Conn) write(in <-chan pending) {
 				more = false
 			}
 		}
-		if !w.flush() {
-			for q := range in {
-				if q.resp.Done != nil {
-					q.resp.Done()
-				}
-			}
+		if !ok || !w.flush() {
+			drain()
 			return
 		}
 		if w.closeAfter {
@@ -531,6 +563,9 @@ func (w *respWriter) add(p pending) {
 		}
 	}
 }
+
+// pending reports whether anything was added since the last flush.
+func (w *respWriter) pending() bool { return len(w.buf) > 0 || len(w.files) > 0 || len(w.done) > 0 }
 
 // flush writes everything added; false means the connection is done.
 func (w *respWriter) flush() bool {

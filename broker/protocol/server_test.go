@@ -296,3 +296,75 @@ func TestRequestsBeforeCloseAreHandled(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// waitHandler defers Metadata answers whose topic is "slow" until
+// release is closed; other requests are answered at once. It records the
+// order in which requests were handled.
+type waitHandler struct {
+	release chan struct{}
+	handled chan int32
+}
+
+func (h *waitHandler) Handle(ctx context.Context, c *Conn, req *Request) Response {
+	r := req.Body.(*kmsg.MetadataRequest)
+	resp := r.ResponseKind().(*kmsg.MetadataResponse)
+	resp.ControllerID = req.CorrelationID
+	h.handled <- req.CorrelationID
+	if len(r.Topics) > 0 && *r.Topics[0].Topic == "slow" {
+		return Response{Msg: resp, Wait: func() Response {
+			<-h.release
+			return Response{Msg: resp}
+		}}
+	}
+	return Response{Msg: resp}
+}
+
+// TestDeferredResponseKeepsOrder: a deferred (Wait) response lets the
+// requests behind it be handled at once, yet answers go out in request
+// order.
+func TestDeferredResponseKeepsOrder(t *testing.T) {
+	h := &waitHandler{release: make(chan struct{}), handled: make(chan int32, 10)}
+	_, addr := startServer(t, h)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	topic := func(name string) *kmsg.MetadataRequest {
+		r := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(name)
+		r.Topics = append(r.Topics, rt)
+		return r
+	}
+	for i, name := range []string{"fast", "slow", "fast", "fast"} {
+		if _, err := c.Write(frame(topic(name), 1, int32(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// All four are handled while the second one's answer is held back.
+	for want := int32(1); want <= 4; want++ {
+		select {
+		case got := <-h.handled:
+			if got != want {
+				t.Fatalf("handled %d, want %d", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("request %d not handled while an earlier answer waits", want)
+		}
+	}
+	if got := int32(binary.BigEndian.Uint32(readFrame(t, c))); got != 1 {
+		t.Fatalf("first answer has correlation id %d, want 1", got)
+	}
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	var b [1]byte
+	if n, _ := c.Read(b[:]); n != 0 {
+		t.Fatal("an answer overtook the deferred one")
+	}
+	close(h.release)
+	for want := int32(2); want <= 4; want++ {
+		if got := int32(binary.BigEndian.Uint32(readFrame(t, c))); got != want {
+			t.Fatalf("answer %d has correlation id %d", want, got)
+		}
+	}
+}
