@@ -36,7 +36,7 @@ func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
 	resp := r.ResponseKind().(*kmsg.ProduceResponse)
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
 	table := s.parts.Load()
-	img := s.ctrl.Image()
+	img := s.image()
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		st := kmsg.NewProduceResponseTopic()
@@ -245,7 +245,7 @@ func codecFor(compressionType string) batch.Codec {
 }
 
 func (s *Server) isrSize(p *partition) int {
-	if mp := s.ctrl.Image().Partition(p.topic, p.index); mp != nil {
+	if mp := s.image().Partition(p.topic, p.index); mp != nil {
 		return len(mp.ISR)
 	}
 	return 0

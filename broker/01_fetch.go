@@ -81,7 +81,7 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 // fetchPartitions returns the local partitions a fetch names.
 func (s *Server) fetchPartitions(r *kmsg.FetchRequest) []*partition {
 	table := s.parts.Load()
-	img := s.ctrl.Image()
+	img := s.image()
 	var ps []*partition
 	for i := range r.Topics {
 		name := r.Topics[i].Topic
@@ -104,7 +104,7 @@ func (s *Server) fetchPartitions(r *kmsg.FetchRequest) []*partition {
 // answered with an error (which ends the long poll, as in Kafka).
 func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse) ([]fetchData, int, bool) {
 	table := s.parts.Load()
-	img := s.ctrl.Image()
+	img := s.image()
 	maxBytes := int(r.MaxBytes)
 	if maxBytes <= 0 {
 		maxBytes = 1<<31 - 1

@@ -27,7 +27,7 @@ const (
 
 func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
-	img := s.ctrl.Image()
+	img := s.image()
 
 	all := r.Topics == nil || (r.Version == 0 && len(r.Topics) == 0)
 	autoCreate := s.cfg.AutoCreateTopics && (r.Version < 4 || r.AllowAutoTopicCreation)
@@ -39,14 +39,14 @@ func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest) *k
 			}
 		}
 		if len(create) > 0 {
-			for i, res := range s.ctrl.CreateTopics(ctx, create, false) {
+			for i, res := range s.createTopics(ctx, create) {
 				if res.Err != nil && res.Err.Code != kerr.TopicAlreadyExists {
 					s.log.Warn("auto-create topic failed", "topic", create[i].Name, "err", res.Err)
 				} else if res.Err == nil {
 					s.log.Info("auto-created topic", "topic", create[i].Name)
 				}
 			}
-			img = s.ctrl.Image()
+			img = s.image()
 		}
 	}
 

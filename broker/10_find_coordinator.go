@@ -71,7 +71,7 @@ func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) 
 		s.log.Warn("cannot create the offsets topic", "err", err)
 		return kerr.CoordinatorNotAvailable.Code, ptr(err.Error()), nodeAddr{}
 	}
-	img := s.ctrl.Image()
+	img := s.image()
 	p := img.Partition(offsetsTopic, group.PartitionFor(key, s.cfg.OffsetsTopicPartitions))
 	if p == nil {
 		return kerr.CoordinatorNotAvailable.Code, nil, nodeAddr{}
@@ -86,16 +86,16 @@ func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) 
 // ensureOffsetsTopic creates __consumer_offsets if it does not exist yet
 // and loads the coordinator's partitions.
 func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
-	if s.ctrl.Image().Topics[offsetsTopic] != nil {
+	if s.image().Topics[offsetsTopic] != nil {
 		return nil
 	}
 	s.offsetsMu.Lock()
 	defer s.offsetsMu.Unlock()
-	if s.ctrl.Image().Topics[offsetsTopic] != nil {
+	if s.image().Topics[offsetsTopic] != nil {
 		return nil
 	}
 	rf := int16(1) // a single node can hold only one replica
-	res := s.ctrl.CreateTopics(ctx, []controller.CreateTopic{{
+	res := s.createTopics(ctx, []controller.CreateTopic{{
 		Name:              offsetsTopic,
 		Partitions:        s.cfg.OffsetsTopicPartitions,
 		ReplicationFactor: rf,
@@ -104,7 +104,7 @@ func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
 			"compression.type": "producer",
 			"segment.bytes":    strconv.FormatInt(s.cfg.OffsetsTopicSegmentBytes, 10),
 		},
-	}}, false)
+	}})
 	if err := res[0].Err; err != nil && err.Code != kerr.TopicAlreadyExists {
 		return fmt.Errorf("create %s: %w", offsetsTopic, err)
 	}
@@ -114,7 +114,7 @@ func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
 // loadOffsetsPartitions hands every local __consumer_offsets partition to
 // the group coordinator, replaying its groups and offsets.
 func (s *Server) loadOffsetsPartitions() error {
-	t := s.ctrl.Image().Topics[offsetsTopic]
+	t := s.image().Topics[offsetsTopic]
 	if t == nil {
 		return nil
 	}

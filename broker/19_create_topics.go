@@ -82,7 +82,7 @@ func (s *Server) handleCreateTopics(ctx context.Context, r *kmsg.CreateTopicsReq
 		return resp
 	}
 	results := s.ctrl.CreateTopics(ctx, reqs, r.ValidateOnly)
-	img := s.ctrl.Image()
+	img := s.image()
 	for i, res := range results {
 		rt := &resp.Topics[idx[i]]
 		if res.Err != nil {

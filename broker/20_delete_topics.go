@@ -17,7 +17,7 @@ import (
 
 func (s *Server) handleDeleteTopics(ctx context.Context, r *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := r.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	img := s.ctrl.Image()
+	img := s.image()
 	type want struct {
 		name *string
 		id   [16]byte

@@ -27,11 +27,11 @@ func (s *Server) nextProducerID(ctx context.Context) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.next >= a.end {
-		first, err := s.ctrl.AllocateProducerIDs(ctx, producerIDBlock)
+		first, n, err := s.allocateProducerIDs(ctx)
 		if err != nil {
 			return 0, err
 		}
-		a.next, a.end = first, first+producerIDBlock
+		a.next, a.end = first, first+n
 	}
 	id := a.next
 	a.next++

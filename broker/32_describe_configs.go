@@ -17,7 +17,7 @@ import (
 
 func (s *Server) handleDescribeConfigs(r *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeConfigsResponse)
-	img := s.ctrl.Image()
+	img := s.image()
 	for i := range r.Resources {
 		rr := &r.Resources[i]
 		res := kmsg.NewDescribeConfigsResponseResource()

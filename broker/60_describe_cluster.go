@@ -15,7 +15,7 @@ func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest) *kmsg.Des
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		return resp
 	}
-	img := s.ctrl.Image()
+	img := s.image()
 	resp.EndpointType = 1
 	resp.ClusterID = img.ClusterID
 	resp.ControllerID = img.ControllerID

@@ -61,6 +61,9 @@ var advertisedVersions = func() map[int16]protocol.VersionRange {
 
 // Handle dispatches one request to its API's handler.
 func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
+	if s.mustForward(req.Key) {
+		return protocol.Response{Msg: s.forward(ctx, req.Body)}
+	}
 	var resp kmsg.Response
 	switch req.Key {
 	case int16(kmsg.JoinGroup), int16(kmsg.SyncGroup), int16(kmsg.DescribeGroups):

@@ -35,9 +35,24 @@ import (
 
 // Server is one broker.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	ctrl   *controller.Local
+	cfg Config
+	log *slog.Logger
+	// ctrl is the metadata controller this node runs: controller.Local on
+	// a single node, the raft quorum on a controller node of a cluster,
+	// nil on a broker-only node. Admin changes go to it when it is the
+	// active controller and are forwarded to the active controller
+	// otherwise (cluster.go).
+	ctrl  controller.Controller
+	local *controller.Local
+	// img is the metadata image handlers serve from, replaced on every
+	// change the controller (or the metadata follower) publishes.
+	img    atomic.Pointer[metadata.Image]
+	// Cluster mode (cluster.go): quorum is the raft controller this node
+	// hosts (nil if it has no controller role), link reaches the active
+	// controller, epoch reports this broker's registration epoch.
+	quorum quorumNode
+	link   controllerLink
+	epoch  func() int64
 	logs   *log.Manager
 	groups *group.Coordinator
 	proto  *protocol.Server
@@ -79,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	}()
 
 	var err error
-	s.ctrl, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
+	s.local, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
 		NodeID:                   cfg.NodeID,
 		ClusterID:                cfg.ClusterID,
 		Logger:                   s.log.With("component", "controller"),
@@ -93,6 +108,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open controller metadata in %s: %w", cfg.MetadataDir, err)
 	}
+	s.ctrl = s.local
+	s.img.Store(s.local.Image())
 
 	t0 := time.Now()
 	s.logs, err = log.OpenManager(cfg.LogManager, s.logConfigFor, log.Options{
@@ -121,11 +138,11 @@ func New(cfg Config) (*Server, error) {
 			port = int32(pn)
 		}
 	}
-	if err := s.ctrl.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
+	if err := s.local.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
 		return nil, fmt.Errorf("register broker: %w", err)
 	}
 
-	if err := s.reconcile(s.ctrl.Image()); err != nil {
+	if err := s.reconcile(s.image()); err != nil {
 		return nil, err
 	}
 
@@ -169,7 +186,7 @@ func (s *Server) Serve() error {
 }
 
 // ClusterID returns the cluster id.
-func (s *Server) ClusterID() string { return s.ctrl.Image().ClusterID }
+func (s *Server) ClusterID() string { return s.image().ClusterID }
 
 // Metrics returns the broker's metrics.
 func (s *Server) Metrics() *Metrics { return s.metrics }
@@ -210,10 +227,11 @@ func (s *Server) closeParts() error {
 
 // logConfigFor resolves a topic's log settings from the current image.
 func (s *Server) logConfigFor(topic string) log.Config {
-	return s.cfg.Topics.Resolve(s.ctrl.Image(), topic).Log
+	return s.cfg.Topics.Resolve(s.image(), topic).Log
 }
 
 func (s *Server) onMetadataChange(old, img *metadata.Image) {
+	s.img.Store(img)
 	if s.logs == nil {
 		return // still opening
 	}
@@ -326,7 +344,7 @@ func defaultMetadataDir(logDirs []string) string {
 type groupTopics struct{ s *Server }
 
 func (g groupTopics) Topic(name string) ([16]byte, int32, bool) {
-	t := g.s.ctrl.Image().Topic(name)
+	t := g.s.image().Topic(name)
 	if t == nil {
 		return [16]byte{}, 0, false
 	}
@@ -334,7 +352,7 @@ func (g groupTopics) Topic(name string) ([16]byte, int32, bool) {
 }
 
 func (g groupTopics) TopicName(id [16]byte) (string, bool) {
-	t := g.s.ctrl.Image().TopicsByID[metadata.UUID(id)]
+	t := g.s.image().TopicsByID[metadata.UUID(id)]
 	if t == nil {
 		return "", false
 	}
