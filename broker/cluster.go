@@ -53,14 +53,14 @@ type controllerLink interface {
 
 // forwardedAPIs are the admin requests a non-controller forwards.
 var forwardedAPIs = map[int16]bool{
-	int16(kmsg.CreateTopics):                true,
-	int16(kmsg.DeleteTopics):                true,
-	int16(kmsg.CreatePartitions):            true,
-	int16(kmsg.AlterConfigs):                true,
-	int16(kmsg.IncrementalAlterConfigs):     true,
-	int16(kmsg.ElectLeaders):                true,
-	int16(kmsg.AlterPartitionAssignments): true,
-	int16(kmsg.ListPartitionReassignments):  true,
+	int16(kmsg.CreateTopics):               true,
+	int16(kmsg.DeleteTopics):               true,
+	int16(kmsg.CreatePartitions):           true,
+	int16(kmsg.AlterConfigs):               true,
+	int16(kmsg.IncrementalAlterConfigs):    true,
+	int16(kmsg.ElectLeaders):               true,
+	int16(kmsg.AlterPartitionAssignments):  true,
+	int16(kmsg.ListPartitionReassignments): true,
 }
 
 // mustForward reports whether an admin request has to go to the active

@@ -46,7 +46,7 @@ type Server struct {
 	local *controller.Local
 	// img is the metadata image handlers serve from, replaced on every
 	// change the controller (or the metadata follower) publishes.
-	img    atomic.Pointer[metadata.Image]
+	img atomic.Pointer[metadata.Image]
 	// Cluster mode (cluster.go): quorum is the raft controller this node
 	// hosts (nil if it has no controller role), link reaches the active
 	// controller, epoch reports this broker's registration epoch.
