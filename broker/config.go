@@ -2,12 +2,14 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/fjordhq/fjord/broker/controller"
 	"github.com/fjordhq/fjord/broker/group"
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/metadata"
@@ -50,9 +52,51 @@ type Config struct {
 	// Topics resolves, validates and describes topic and broker configs.
 	Topics TopicPolicy
 
+	// Cluster is the KRaft-style cluster configuration; its zero value
+	// (no voters) is a single node running controller.Local.
+	Cluster ClusterConfig
+
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 }
+
+// ClusterConfig is what a node of a cluster needs beyond a single broker,
+// from Kafka's property names.
+type ClusterConfig struct {
+	// Voters is controller.quorum.voters: node id → host:port. Empty
+	// means a single node (no raft).
+	Voters map[int32]string
+	// Broker and Controller are the process.roles.
+	Broker, Controller bool
+	// ControllerListenAddr is where the controller listener binds (the
+	// first of controller.listener.names in listeners).
+	ControllerListenAddr string
+	// Listeners are the advertised client listeners, registered with the
+	// controller.
+	Listeners []controller.Listener
+
+	// broker.session.timeout.ms and broker.heartbeat.interval.ms. Fjord's
+	// defaults (2000 and 500) are shorter than Kafka's (9000 and 2000) so
+	// a killed leader is replaced in about two seconds.
+	BrokerSessionTimeout    time.Duration
+	BrokerHeartbeatInterval time.Duration
+	// replica.lag.time.max.ms (30 s).
+	ReplicaLagTime time.Duration
+	// replica.fetch.max.bytes (1 MiB per partition),
+	// replica.fetch.response.max.bytes (10 MiB), replica.fetch.min.bytes
+	// (1), replica.fetch.wait.max.ms (500), replica.fetch.backoff.ms (1000).
+	ReplicaFetchMaxBytes         int32
+	ReplicaFetchResponseMaxBytes int32
+	ReplicaFetchMinBytes         int32
+	ReplicaFetchWait             time.Duration
+	ReplicaFetchBackoff          time.Duration
+	// OffsetsTopicReplicationFactor is offsets.topic.replication.factor
+	// (3), capped at the live brokers when the topic is created.
+	OffsetsTopicReplicationFactor int16
+}
+
+// Enabled reports whether this node is part of a raft-managed cluster.
+func (c ClusterConfig) Enabled() bool { return len(c.Voters) > 0 }
 
 // TopicPolicy is the broker's view of configuration rules.
 type TopicPolicy interface {
@@ -123,6 +167,40 @@ func (c *Config) fill() error {
 	}
 	if c.Registerer == nil {
 		c.Registerer = prometheus.NewRegistry()
+	}
+	cl := &c.Cluster
+	if cl.Enabled() {
+		if !cl.Broker && !cl.Controller {
+			return errors.New("process.roles must name broker, controller or both when controller.quorum.voters is set")
+		}
+		if _, ok := cl.Voters[c.NodeID]; cl.Controller && !ok {
+			return fmt.Errorf("node.id %d has the controller role but is not in controller.quorum.voters", c.NodeID)
+		}
+		if cl.Controller && cl.ControllerListenAddr == "" {
+			return errors.New("the controller role needs a controller listener: name it in controller.listener.names and listeners")
+		}
+	}
+	defDur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	defDur(&cl.BrokerSessionTimeout, 2*time.Second)
+	defDur(&cl.BrokerHeartbeatInterval, 500*time.Millisecond)
+	defDur(&cl.ReplicaLagTime, 30*time.Second)
+	defDur(&cl.ReplicaFetchWait, 500*time.Millisecond)
+	defDur(&cl.ReplicaFetchBackoff, time.Second)
+	if cl.ReplicaFetchMaxBytes <= 0 {
+		cl.ReplicaFetchMaxBytes = 1 << 20
+	}
+	if cl.ReplicaFetchResponseMaxBytes <= 0 {
+		cl.ReplicaFetchResponseMaxBytes = 10 << 20
+	}
+	if cl.ReplicaFetchMinBytes <= 0 {
+		cl.ReplicaFetchMinBytes = 1
+	}
+	if cl.OffsetsTopicReplicationFactor <= 0 {
+		cl.OffsetsTopicReplicationFactor = 3
 	}
 	return nil
 }

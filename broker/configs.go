@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"time"
 
@@ -77,6 +78,46 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 		},
 		Logger: logger,
 	}
+	props = b.Properties()
+	ms := func(key string, def int64) time.Duration {
+		return time.Duration(propInt(props, key, def)) * time.Millisecond
+	}
+	cfg.Cluster = ClusterConfig{
+		Voters:                        map[int32]string{},
+		BrokerSessionTimeout:          ms("broker.session.timeout.ms", 2000),
+		BrokerHeartbeatInterval:       ms("broker.heartbeat.interval.ms", 500),
+		ReplicaLagTime:                time.Duration(b.ReplicaLagTimeMaxMs) * time.Millisecond,
+		ReplicaFetchMaxBytes:          int32(propInt(props, "replica.fetch.max.bytes", 1<<20)),
+		ReplicaFetchResponseMaxBytes:  int32(propInt(props, "replica.fetch.response.max.bytes", 10<<20)),
+		ReplicaFetchMinBytes:          int32(propInt(props, "replica.fetch.min.bytes", 1)),
+		ReplicaFetchWait:              ms("replica.fetch.wait.max.ms", 500),
+		ReplicaFetchBackoff:           ms("replica.fetch.backoff.ms", 1000),
+		OffsetsTopicReplicationFactor: b.OffsetsTopicReplicationFactor,
+	}
+	for _, v := range b.ControllerQuorumVoters {
+		cfg.Cluster.Voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port)))
+	}
+	for _, r := range b.ProcessRoles {
+		switch r {
+		case "broker":
+			cfg.Cluster.Broker = true
+		case "controller":
+			cfg.Cluster.Controller = true
+		}
+	}
+	if len(b.ProcessRoles) == 0 {
+		cfg.Cluster.Broker = true
+	}
+	for _, l := range b.Listeners {
+		if len(b.ControllerListenerNames) > 0 && l.Name == b.ControllerListenerNames[0] {
+			cfg.Cluster.ControllerListenAddr = l.Addr()
+		}
+	}
+	for _, l := range b.AdvertisedListeners {
+		cfg.Cluster.Listeners = append(cfg.Cluster.Listeners, controller.Listener{Name: l.Name, Host: l.Host, Port: l.Port})
+	}
+	controllerOnly := cfg.Cluster.Enabled() && !cfg.Cluster.Broker
+
 	// The first PLAINTEXT client listener is the Kafka listener; TLS and
 	// SASL listeners belong to the security work.
 	for _, l := range b.ClientListeners() {
@@ -87,7 +128,7 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 			cfg.ListenAddr = l.Addr()
 		}
 	}
-	if cfg.ListenAddr == "" {
+	if cfg.ListenAddr == "" && !controllerOnly {
 		return Config{}, errors.New("no client listener: set listeners=PLAINTEXT://host:port")
 	}
 	for _, l := range b.AdvertisedListeners {
