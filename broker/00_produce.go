@@ -18,6 +18,7 @@ package broker
 // INVALID_TXN_STATE.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -37,6 +38,8 @@ func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
 	acksOK := r.Acks == 0 || r.Acks == 1 || r.Acks == -1
 	table := s.parts.Load()
 	img := s.image()
+	var waits []replicationWait
+	var leaders map[int32]bool // brokers named in CurrentLeader (v10+ NodeEndpoints)
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		st := kmsg.NewProduceResponseTopic()
@@ -59,9 +62,16 @@ func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
 			case name == "" && r.Version >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sp.ErrorCode = s.notHostedCode(img, name, rp.Partition)
+				s.currentLeader(img, name, rp.Partition, &sp.CurrentLeader, &leaders)
+			case !p.isLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				s.currentLeader(img, name, rp.Partition, &sp.CurrentLeader, &leaders)
 			default:
-				s.produceTo(p, r, rp.Records, &sp)
+				if w := s.produceTo(p, r, rp.Records, &sp); w != nil && r.Acks == -1 {
+					w.topic, w.partition = i, j
+					waits = append(waits, *w)
+				}
 			}
 			s.metrics.produced(name, len(rp.Records), sp.ErrorCode)
 			st.Partitions = append(st.Partitions, sp)
@@ -80,23 +90,70 @@ func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
 		}
 		return protocol.Response{None: true}
 	}
+	if r.Version >= 10 {
+		resp.Brokers = s.nodeEndpoints(img, leaders)
+	}
+	if len(waits) > 0 {
+		timeout := time.Duration(max(r.TimeoutMillis, 0)) * time.Millisecond
+		return protocol.Response{Msg: resp, Wait: func() protocol.Response {
+			s.awaitReplication(resp, waits, timeout)
+			return protocol.Response{Msg: resp}
+		}}
+	}
 	return protocol.Response{Msg: resp}
 }
 
-// produceTo validates and appends one partition's records.
-func (s *Server) produceTo(p *partition, r *kmsg.ProduceRequest, records []byte, out *kmsg.ProduceResponseTopicPartition) {
+// replicationWait is an acks=all answer waiting for the ISR.
+type replicationWait struct {
+	topic, partition int // indexes into the response
+	repl             leaderReplication
+	offset           int64 // last offset appended
+	minISR           int
+}
+
+// awaitReplication waits, up to timeout in all, until each appended
+// batch is below its partition's high watermark, and turns failures into
+// the answers Kafka gives: the ISR shrank below min.insync.replicas
+// after the append, leadership moved, or the request timed out.
+func (s *Server) awaitReplication(resp *kmsg.ProduceResponse, waits []replicationWait, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	defer cancel()
+	for _, w := range waits {
+		sp := &resp.Topics[w.topic].Partitions[w.partition]
+		switch err := w.repl.WaitReplicated(ctx, w.offset, w.minISR); {
+		case err == nil:
+		case errors.Is(err, errNotEnoughReplicasAfterAppend):
+			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+			sp.ErrorMessage = ptr("The size of the current ISR is below min.insync.replicas after the append")
+		case errors.Is(err, errNotLeader):
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		default:
+			sp.ErrorCode = kerr.RequestTimedOut.Code
+		}
+	}
+}
+
+// produceTo validates and appends one partition's records. With followers
+// it returns what an acks=all answer has to wait for.
+func (s *Server) produceTo(p *partition, r *kmsg.ProduceRequest, records []byte, out *kmsg.ProduceResponseTopicPartition) *replicationWait {
 	st := p.settings.Load()
+	repl := p.replication()
 	if r.Acks == -1 && st.MinInsyncReplicas > 1 {
-		// The ISR of a single-node partition is this broker alone.
-		if isr := s.isrSize(p); int32(isr) < st.MinInsyncReplicas {
+		isr := 1 // a single node's ISR is this broker alone
+		if repl != nil {
+			isr = repl.InSyncCount()
+		} else if s.cfg.Cluster.Enabled() {
+			isr = s.isrSize(p)
+		}
+		if int32(isr) < st.MinInsyncReplicas {
 			out.ErrorCode = kerr.NotEnoughReplicas.Code
 			out.ErrorMessage = ptr("The size of the current ISR is below min.insync.replicas")
-			return
+			return nil
 		}
 	}
 	if len(records) == 0 {
 		out.ErrorCode = kerr.CorruptMessage.Code
-		return
+		return nil
 	}
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
@@ -107,7 +164,7 @@ func (s *Server) produceTo(p *partition, r *kmsg.ProduceRequest, records []byte,
 		if code == kerr.CorruptMessage.Code || code == kerr.MessageTooLarge.Code || code == kerr.InvalidRecord.Code {
 			s.log.Debug("produce rejected", "topic", p.topic, "partition", p.index, "err", kerr.ErrorForCode(code), "msg", deref(msg))
 		}
-		return
+		return nil
 	}
 	res, err := p.log.Append(data, log.AppendOptions{LeaderEpoch: p.leaderEpoch.Load(), AssignOffsets: true})
 	if err != nil {
@@ -115,16 +172,24 @@ func (s *Server) produceTo(p *partition, r *kmsg.ProduceRequest, records []byte,
 		if out.ErrorCode == kerr.UnknownServerError.Code || out.ErrorCode == kerr.KafkaStorageError.Code {
 			s.log.Error("append failed", "topic", p.topic, "partition", p.index, "err", err)
 		}
-		return
+		return nil
 	}
 	out.BaseOffset = res.FirstOffset
 	out.LogStartOffset = res.LogStartOffset
 	if st.LogAppendTime {
 		out.LogAppendTime = res.MaxTimestamp
 	}
-	if !res.Duplicate {
-		p.advance(p.log.LogEndOffset())
+	if repl == nil {
+		if !res.Duplicate {
+			p.advance(p.log.LogEndOffset())
+		}
+		return nil
 	}
+	if !res.Duplicate {
+		repl.OnAppend()
+		p.notify() // followers long-polling for the new records
+	}
+	return &replicationWait{repl: repl, offset: res.LastOffset, minISR: int(st.MinInsyncReplicas)}
 }
 
 // prepareBatches validates the partition's record set and applies the

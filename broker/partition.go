@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -10,8 +11,10 @@ import (
 
 // partition is a partition this broker hosts: its log plus the replica
 // state the handlers need. On a single node the broker is always the
-// leader and the high watermark follows the log end offset; the cluster
-// work will move high-watermark tracking into broker/replica.
+// leader and the high watermark follows the log end offset. In a cluster
+// a leader tracks its followers in repl (broker/replica), whose high
+// watermark it publishes here; a follower's log is written by the replica
+// fetcher and its high watermark comes from the leader.
 type partition struct {
 	topic   string
 	index   int32
@@ -20,6 +23,12 @@ type partition struct {
 
 	leaderEpoch atomic.Int32
 	hw          atomic.Int64
+	// role is roleLeader or roleFollower; leaderID the current leader.
+	role     atomic.Int32
+	leaderID atomic.Int32
+	// repl is the leader-side replication state (nil on a single node and
+	// on followers).
+	repl atomic.Pointer[replicationRef]
 
 	// settings is the topic's effective configuration, swapped whole on
 	// config changes.
@@ -33,6 +42,47 @@ type partition struct {
 	// waiters are long-polling fetches to wake when data arrives.
 	waitMu  sync.Mutex
 	waiters map[*fetchWaiter]struct{}
+}
+
+const (
+	roleFollower int32 = iota
+	roleLeader
+)
+
+// isLeader reports whether this broker leads the partition.
+func (p *partition) isLeader() bool { return p.role.Load() == roleLeader }
+
+// leaderReplication is what the handlers need of a leader's follower
+// tracking (broker/replica.Leader, adapted in replication.go).
+type leaderReplication interface {
+	// OnAppend tells the tracker the leader's log grew.
+	OnAppend()
+	// InSyncCount is the size of the committed ISR (min.insync.replicas).
+	InSyncCount() int
+	// WaitReplicated returns nil once the high watermark passed offset,
+	// errNotEnoughReplicasAfterAppend when the ISR fell below minISR
+	// first, errNotLeader when leadership moved, or ctx's error.
+	WaitReplicated(ctx context.Context, offset int64, minISR int) error
+}
+
+type replicationRef struct{ leaderReplication }
+
+// replication returns the leader-side tracker, nil without followers.
+func (p *partition) replication() leaderReplication {
+	if r := p.repl.Load(); r != nil {
+		return r.leaderReplication
+	}
+	return nil
+}
+
+// notify wakes parked fetches without moving the high watermark: replica
+// fetches wait for the log end offset, not for the high watermark.
+func (p *partition) notify() {
+	p.waitMu.Lock()
+	for w := range p.waiters {
+		w.notify()
+	}
+	p.waitMu.Unlock()
 }
 
 // fetchWaiter is a parked fetch; notify never blocks.

@@ -282,6 +282,12 @@ func (s *Server) reconcile(img *metadata.Image) error {
 				p.hw.Store(l.LogEndOffset())
 			}
 			p.leaderEpoch.Store(mp.LeaderEpoch)
+			p.leaderID.Store(mp.Leader)
+			if mp.Leader == s.cfg.NodeID {
+				p.role.Store(roleLeader)
+			} else {
+				p.role.Store(roleFollower)
+			}
 			if cur := p.settings.Load(); cur == nil || !cur.equal(settings) {
 				st := settings
 				p.settings.Store(&st)
