@@ -74,6 +74,7 @@ type Options struct {
 // Local is the single-node controller.
 type Local struct {
 	opts  Options
+	plan  *planner
 	log   *slog.Logger
 	mu    sync.Mutex
 	j     *journal
@@ -96,6 +97,7 @@ func OpenLocal(dir string, opts Options) (*Local, error) {
 		opts.DefaultReplicationFactor = 1
 	}
 	c := &Local{opts: opts, log: opts.Logger}
+	c.plan = localPlanner(&c.opts)
 	img := metadata.Empty()
 	j, err := openJournal(dir, func(first int64, recs []metadata.Record) error {
 		n, err := img.Apply(first, recs)
@@ -210,7 +212,7 @@ func snapshotRecords(img *metadata.Image) []metadata.Record {
 func (c *Local) RegisterBroker(b metadata.Broker) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.image.Load().Brokers[b.ID]; old != nil && *old == b {
+	if old := c.image.Load().Brokers[b.ID]; old != nil && old.Equal(&b) {
 		return nil
 	}
 	return c.commit([]metadata.Record{{Broker: &metadata.RegisterBrokerRecord{Broker: b}}})
@@ -233,17 +235,70 @@ type TopicResult struct {
 	Err   *Error
 }
 
+// planner turns admin requests into metadata records against an image,
+// without writing anything: Local commits the records to its journal,
+// Quorum proposes them through raft. Both therefore validate alike and
+// answer with the same errors and messages.
+type planner struct {
+	opts *Options
+	// assignable returns the broker ids an explicit replica assignment
+	// may name.
+	assignable func(img *metadata.Image) []int32
+	// place picks replicas for n new partitions numbered from
+	// firstPartition; INVALID_REPLICATION_FACTOR when rf cannot be met.
+	place func(img *metadata.Image, n, rf, firstPartition int) ([][]int32, *Error)
+}
+
+// localPlanner places on unfenced brokers with Kafka's rack-unaware
+// round-robin, which is all a single node needs.
+func localPlanner(opts *Options) *planner {
+	return &planner{
+		opts:       opts,
+		assignable: func(img *metadata.Image) []int32 { return img.LiveBrokerIDs() },
+		place: func(img *metadata.Image, n, rf, firstPartition int) ([][]int32, *Error) {
+			brokers := img.LiveBrokerIDs()
+			if rf > len(brokers) {
+				return nil, errInvalidRF(rf, len(brokers))
+			}
+			return assignReplicas(brokers, n, rf, firstPartition, -1), nil
+		},
+	}
+}
+
+func errInvalidRF(rf, brokers int) *Error {
+	return errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, brokers)
+}
+
 // CreateTopics validates and creates topics; results are in request order.
 // With validateOnly nothing is written.
 func (c *Local) CreateTopics(ctx context.Context, reqs []CreateTopic, validateOnly bool) []TopicResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.image.Load()
+	results, recs := c.plan.createTopics(c.image.Load(), reqs)
+	if validateOnly || len(recs) == 0 {
+		return results
+	}
+	if err := c.commit(recs); err != nil {
+		failTopics(results, err)
+	}
+	return results
+}
+
+// failTopics turns every successful result into the commit error.
+func failTopics(results []TopicResult, err error) {
+	for i := range results {
+		if results[i].Err == nil {
+			results[i] = TopicResult{Err: asError(err, kerr.UnknownServerError)}
+		}
+	}
+}
+
+func (pl *planner) createTopics(img *metadata.Image, reqs []CreateTopic) ([]TopicResult, []metadata.Record) {
 	results := make([]TopicResult, len(reqs))
 	var recs []metadata.Record
 	pending := map[string]bool{}
 	for i, r := range reqs {
-		t, topicRecs, err := c.planTopic(img, r, pending)
+		t, topicRecs, err := pl.planTopic(img, r, pending)
 		if err != nil {
 			results[i].Err = err
 			continue
@@ -252,20 +307,10 @@ func (c *Local) CreateTopics(ctx context.Context, reqs []CreateTopic, validateOn
 		results[i].Topic = t
 		recs = append(recs, topicRecs...)
 	}
-	if validateOnly || len(recs) == 0 {
-		return results
-	}
-	if err := c.commit(recs); err != nil {
-		for i := range results {
-			if results[i].Err == nil {
-				results[i] = TopicResult{Err: errorf(kerr.UnknownServerError, "%v", err)}
-			}
-		}
-	}
-	return results
+	return results, recs
 }
 
-func (c *Local) planTopic(img *metadata.Image, r CreateTopic, pending map[string]bool) (*metadata.Topic, []metadata.Record, *Error) {
+func (pl *planner) planTopic(img *metadata.Image, r CreateTopic, pending map[string]bool) (*metadata.Topic, []metadata.Record, *Error) {
 	if err := ValidateTopicName(r.Name); err != nil {
 		return nil, nil, err
 	}
@@ -277,23 +322,22 @@ func (c *Local) planTopic(img *metadata.Image, r CreateTopic, pending map[string
 			return nil, nil, errorf(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", r.Name, existing)
 		}
 	}
-	brokers := c.liveBrokers(img)
 	var assignment [][]int32
 	if len(r.Assignment) > 0 {
 		if r.Partitions != -1 || r.ReplicationFactor != -1 {
 			return nil, nil, errorf(kerr.InvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.")
 		}
 		var err *Error
-		if assignment, err = checkAssignment(r.Assignment, 0, brokers); err != nil {
+		if assignment, err = checkAssignment(r.Assignment, 0, pl.assignable(img)); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		n, rf := r.Partitions, r.ReplicationFactor
 		if n == -1 {
-			n = c.opts.DefaultPartitions
+			n = pl.opts.DefaultPartitions
 		}
 		if rf == -1 {
-			rf = c.opts.DefaultReplicationFactor
+			rf = pl.opts.DefaultReplicationFactor
 		}
 		if n <= 0 {
 			return nil, nil, errorf(kerr.InvalidPartitions, "Number of partitions was set to an invalid non-positive value.")
@@ -301,13 +345,13 @@ func (c *Local) planTopic(img *metadata.Image, r CreateTopic, pending map[string
 		if rf <= 0 {
 			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value.")
 		}
-		if int(rf) > len(brokers) {
-			return nil, nil, errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, len(brokers))
+		var err *Error
+		if assignment, err = pl.place(img, int(n), int(rf), 0); err != nil {
+			return nil, nil, err
 		}
-		assignment = assignReplicas(brokers, int(n), int(rf), 0, -1)
 	}
-	if c.opts.ValidateTopicConfigs != nil {
-		if err := c.opts.ValidateTopicConfigs(r.Configs); err != nil {
+	if pl.opts.ValidateTopicConfigs != nil {
+		if err := pl.opts.ValidateTopicConfigs(r.Configs); err != nil {
 			return nil, nil, asError(err, kerr.InvalidConfig)
 		}
 	}
@@ -333,17 +377,6 @@ func asError(err error, code *kerr.Error) *Error {
 	return &Error{Code: code, Message: err.Error()}
 }
 
-// liveBrokers returns unfenced broker ids, sorted.
-func (c *Local) liveBrokers(img *metadata.Image) []int32 {
-	var ids []int32
-	for _, id := range img.BrokerIDs() {
-		if !img.Brokers[id].Fenced {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
 // checkAssignment validates explicit replica assignments for partitions
 // starting at firstPartition.
 func checkAssignment(a [][]int32, firstPartition int, brokers []int32) ([][]int32, *Error) {
@@ -356,20 +389,29 @@ func checkAssignment(a [][]int32, firstPartition int, brokers []int32) ([][]int3
 		if len(replicas) != rf {
 			return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).", len(replicas), rf)
 		}
-		seen := map[int32]bool{}
-		for _, b := range replicas {
-			if seen[b] {
-				return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", b)
-			}
-			seen[b] = true
-			if !slices.Contains(brokers, b) {
-				return nil, errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
-			}
+		if err := checkReplicaList(replicas, brokers); err != nil {
+			return nil, err
 		}
 		_ = firstPartition + i
 		out[i] = slices.Clone(replicas)
 	}
 	return out, nil
+}
+
+// checkReplicaList checks one partition's manual assignment: no repeats,
+// only known brokers (Kafka's validateManualPartitionAssignment).
+func checkReplicaList(replicas, brokers []int32) *Error {
+	seen := map[int32]bool{}
+	for _, b := range replicas {
+		if seen[b] {
+			return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes the broker %d more than once.", b)
+		}
+		seen[b] = true
+		if !slices.Contains(brokers, b) {
+			return errorf(kerr.InvalidReplicaAssignment, "The manual partition assignment includes broker %d, but no such broker is registered.", b)
+		}
+	}
+	return nil
 }
 
 // assignReplicas places n partitions of rf replicas on brokers the way
@@ -404,7 +446,26 @@ func assignReplicas(brokers []int32, n, rf, firstPartition, startIndex int) [][]
 func (c *Local) DeleteTopics(ctx context.Context, names []string) []*Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.image.Load()
+	errs, recs := planDeleteTopics(c.image.Load(), names)
+	if len(recs) == 0 {
+		return errs
+	}
+	if err := c.commit(recs); err != nil {
+		failAll(errs, err)
+	}
+	return errs
+}
+
+// failAll turns every nil (successful) entry into the commit error.
+func failAll(errs []*Error, err error) {
+	for i := range errs {
+		if errs[i] == nil {
+			errs[i] = asError(err, kerr.UnknownServerError)
+		}
+	}
+}
+
+func planDeleteTopics(img *metadata.Image, names []string) ([]*Error, []metadata.Record) {
 	errs := make([]*Error, len(names))
 	var recs []metadata.Record
 	seen := map[string]bool{}
@@ -418,65 +479,61 @@ func (c *Local) DeleteTopics(ctx context.Context, names []string) []*Error {
 			recs = append(recs, metadata.Record{RemoveTopic: &metadata.RemoveTopicRecord{ID: t.ID}})
 		}
 	}
-	if len(recs) == 0 {
-		return errs
-	}
-	if err := c.commit(recs); err != nil {
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = errorf(kerr.UnknownServerError, "%v", err)
-			}
-		}
-	}
-	return errs
+	return errs, recs
 }
 
 // CreatePartitions grows a topic to count partitions.
 func (c *Local) CreatePartitions(ctx context.Context, topic string, count int32, assignment [][]int32, validateOnly bool) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.image.Load()
+	recs, err := c.plan.createPartitions(c.image.Load(), topic, count, assignment)
+	if err != nil || validateOnly {
+		return err
+	}
+	if err := c.commit(recs); err != nil {
+		return asError(err, kerr.UnknownServerError)
+	}
+	return nil
+}
+
+func (pl *planner) createPartitions(img *metadata.Image, topic string, count int32, assignment [][]int32) ([]metadata.Record, *Error) {
 	t := img.Topics[topic]
 	if t == nil {
-		return errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
+		return nil, errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 	}
 	have := int32(len(t.Partitions))
 	switch {
 	case count < have:
-		return errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, count)
+		return nil, errorf(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", have, count)
 	case count == have:
-		return errorf(kerr.InvalidPartitions, "Topic already has %d partitions.", have)
+		return nil, errorf(kerr.InvalidPartitions, "Topic already has %d partitions.", have)
 	}
-	brokers := c.liveBrokers(img)
 	add := int(count - have)
 	var replicas [][]int32
 	if len(assignment) > 0 {
 		if len(assignment) != add {
-			return errorf(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(assignment))
+			return nil, errorf(kerr.InvalidReplicaAssignment, "Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(assignment))
 		}
 		var err *Error
-		if replicas, err = checkAssignment(assignment, int(have), brokers); err != nil {
-			return err
+		if replicas, err = checkAssignment(assignment, int(have), pl.assignable(img)); err != nil {
+			return nil, err
 		}
 	} else {
-		rf := len(t.Partitions[0].Replicas)
-		if rf > len(brokers) {
-			return errorf(kerr.InvalidReplicationFactor, "Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, len(brokers))
+		// The replication factor is the first partition's, less any
+		// replicas a reassignment is adding.
+		p0 := t.Partitions[0]
+		rf := len(p0.Replicas) - len(p0.AddingReplicas)
+		var err *Error
+		if replicas, err = pl.place(img, add, rf, int(have)); err != nil {
+			return nil, err
 		}
-		replicas = assignReplicas(brokers, add, rf, int(have), -1)
-	}
-	if validateOnly {
-		return nil
 	}
 	var recs []metadata.Record
 	for i, r := range replicas {
 		p := metadata.Partition{Index: have + int32(i), Replicas: r, ISR: slices.Clone(r), Leader: r[0]}
 		recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: p}})
 	}
-	if err := c.commit(recs); err != nil {
-		return errorf(kerr.UnknownServerError, "%v", err)
-	}
-	return nil
+	return recs, nil
 }
 
 // AlterConfigs changes one resource's configs: mutate gets the current
@@ -486,44 +543,51 @@ func (c *Local) CreatePartitions(ctx context.Context, topic string, count int32,
 func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, mutate func(current map[string]string) (map[string]string, error), validateOnly bool) *Error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	img := c.image.Load()
+	recs, err := c.plan.alterConfigs(c.image.Load(), res, mutate)
+	if err != nil || validateOnly || len(recs) == 0 {
+		return err
+	}
+	if err := c.commit(recs); err != nil {
+		return asError(err, kerr.UnknownServerError)
+	}
+	return nil
+}
+
+func (pl *planner) alterConfigs(img *metadata.Image, res metadata.ConfigResource, mutate func(current map[string]string) (map[string]string, error)) ([]metadata.Record, *Error) {
 	var current map[string]string
 	switch res.Type {
 	case metadata.ResourceTopic:
 		if img.Topics[res.Name] == nil {
-			return errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", res.Name)
+			return nil, errorf(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", res.Name)
 		}
 		current = img.TopicConfigs(res.Name)
 	case metadata.ResourceBroker:
 		if res.Name != "" {
 			id, err := strconv.ParseInt(res.Name, 10, 32)
 			if err != nil || img.Brokers[int32(id)] == nil {
-				return errorf(kerr.InvalidRequest, "Invalid broker id %s", res.Name)
+				return nil, errorf(kerr.InvalidRequest, "Invalid broker id %s", res.Name)
 			}
 		}
 		current = img.BrokerConfigs(res.Name)
 	default:
-		return errorf(kerr.InvalidRequest, "Unsupported resource type %d", res.Type)
+		return nil, errorf(kerr.InvalidRequest, "Unsupported resource type %d", res.Type)
 	}
 	next, err := mutate(current)
 	if err != nil {
-		return asError(err, kerr.InvalidConfig)
+		return nil, asError(err, kerr.InvalidConfig)
 	}
 	switch res.Type {
 	case metadata.ResourceTopic:
-		if c.opts.ValidateTopicConfigs != nil {
-			err = c.opts.ValidateTopicConfigs(next)
+		if pl.opts.ValidateTopicConfigs != nil {
+			err = pl.opts.ValidateTopicConfigs(next)
 		}
 	case metadata.ResourceBroker:
-		if c.opts.ValidateBrokerConfigs != nil {
-			err = c.opts.ValidateBrokerConfigs(res.Name, next)
+		if pl.opts.ValidateBrokerConfigs != nil {
+			err = pl.opts.ValidateBrokerConfigs(res.Name, next)
 		}
 	}
 	if err != nil {
-		return asError(err, kerr.InvalidConfig)
-	}
-	if validateOnly {
-		return nil
+		return nil, asError(err, kerr.InvalidConfig)
 	}
 	var recs []metadata.Record
 	for _, k := range slices.Sorted(maps.Keys(current)) {
@@ -537,13 +601,7 @@ func (c *Local) AlterConfigs(ctx context.Context, res metadata.ConfigResource, m
 			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{Resource: res, Key: k, Value: &v}})
 		}
 	}
-	if len(recs) == 0 {
-		return nil
-	}
-	if err := c.commit(recs); err != nil {
-		return errorf(kerr.UnknownServerError, "%v", err)
-	}
-	return nil
+	return recs, nil
 }
 
 // AllocateProducerIDs reserves a block of n producer ids and returns the first.

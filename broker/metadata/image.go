@@ -64,22 +64,82 @@ func (u *UUID) UnmarshalText(b []byte) error {
 }
 
 // Broker is a registered broker.
+//
+// The cluster fields (Epoch, IncarnationID, Listeners,
+// InControlledShutdown) are KRaft's BrokerRegistration; a single-node
+// controller leaves them zero, and they are omitted from its journal.
 type Broker struct {
 	ID     int32  `json:"id"`
 	Host   string `json:"host"`
 	Port   int32  `json:"port"`
 	Rack   string `json:"rack,omitempty"`
 	Fenced bool   `json:"fenced,omitempty"`
+	// Epoch is the broker epoch: the metadata offset of the registration
+	// that created this incarnation (Kafka uses the record's offset).
+	Epoch int64 `json:"epoch,omitempty"`
+	// IncarnationID is new on every broker process start; a registration
+	// with the same id amends, a new one starts a new epoch.
+	IncarnationID UUID `json:"incarnationId,omitzero"`
+	// Listeners are every advertised listener; Host/Port is the first.
+	Listeners []Listener `json:"listeners,omitempty"`
+	// InControlledShutdown: the broker asked to shut down and its
+	// leaderships are being moved away; it is not eligible for new ones.
+	InControlledShutdown bool `json:"inControlledShutdown,omitempty"`
 }
+
+// Listener is one advertised listener of a broker.
+type Listener struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+}
+
+// Equal reports whether two registrations are identical.
+func (b *Broker) Equal(o *Broker) bool {
+	return b.ID == o.ID && b.Host == o.Host && b.Port == o.Port && b.Rack == o.Rack &&
+		b.Fenced == o.Fenced && b.Epoch == o.Epoch && b.IncarnationID == o.IncarnationID &&
+		b.InControlledShutdown == o.InControlledShutdown && slices.Equal(b.Listeners, o.Listeners)
+}
+
+// Active reports whether the broker may lead partitions and take new
+// replicas: registered, unfenced and not shutting down (Kafka's
+// ClusterControlManager.isActive).
+func (b *Broker) Active() bool { return b != nil && !b.Fenced && !b.InControlledShutdown }
 
 // Partition is one partition's replica state.
 type Partition struct {
 	Index          int32   `json:"index"`
 	Replicas       []int32 `json:"replicas"`
 	ISR            []int32 `json:"isr"`
-	Leader         int32   `json:"leader"`
+	Leader         int32   `json:"leader"` // -1: no leader (offline)
 	LeaderEpoch    int32   `json:"leaderEpoch"`
 	PartitionEpoch int32   `json:"partitionEpoch"`
+	// AddingReplicas and RemovingReplicas are set while a reassignment
+	// (KIP-455) is in progress; Replicas then holds the target replicas
+	// followed by the ones being removed.
+	AddingReplicas   []int32 `json:"addingReplicas,omitempty"`
+	RemovingReplicas []int32 `json:"removingReplicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment is in progress.
+func (p *Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// Clone returns a deep copy.
+func (p *Partition) Clone() *Partition {
+	c := *p
+	c.Replicas = slices.Clone(p.Replicas)
+	c.ISR = slices.Clone(p.ISR)
+	c.AddingReplicas = slices.Clone(p.AddingReplicas)
+	c.RemovingReplicas = slices.Clone(p.RemovingReplicas)
+	return &c
+}
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
 }
 
 // Topic is a topic and its partitions, indexed by partition number.
@@ -177,6 +237,47 @@ func (img *Image) BrokerIDs() []int32 {
 	ids := slices.Collect(maps.Keys(img.Brokers))
 	slices.Sort(ids)
 	return ids
+}
+
+// LiveBrokerIDs returns the unfenced broker ids, sorted.
+func (img *Image) LiveBrokerIDs() []int32 {
+	var ids []int32
+	for _, id := range img.BrokerIDs() {
+		if !img.Brokers[id].Fenced {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Offline returns the partitions without a usable leader (none elected,
+// or the leader is not a registered unfenced broker), sorted.
+func (img *Image) Offline() []TopicPartition {
+	return img.partitionsWhere(func(p *Partition) bool {
+		b := img.Brokers[p.Leader]
+		return p.Leader < 0 || b == nil || b.Fenced
+	})
+}
+
+// UnderReplicated returns the partitions whose ISR is smaller than their
+// replication factor (replicas being added by a reassignment do not
+// count, as in Kafka's UnderReplicatedPartitions), sorted.
+func (img *Image) UnderReplicated() []TopicPartition {
+	return img.partitionsWhere(func(p *Partition) bool {
+		return len(p.ISR) < len(p.Replicas)-len(p.AddingReplicas)
+	})
+}
+
+func (img *Image) partitionsWhere(f func(*Partition) bool) []TopicPartition {
+	var out []TopicPartition
+	for _, name := range img.TopicNames() {
+		for _, p := range img.Topics[name].Partitions {
+			if f(p) {
+				out = append(out, TopicPartition{name, p.Index})
+			}
+		}
+	}
+	return out
 }
 
 // clone makes a shallow copy whose maps may be modified; entries are

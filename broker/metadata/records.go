@@ -19,6 +19,9 @@ type Record struct {
 	RemoveTopic *RemoveTopicRecord    `json:"removeTopic,omitempty"`
 	Config      *ConfigRecord         `json:"config,omitempty"`
 	ProducerIDs *ProducerIDsRecord    `json:"producerIds,omitempty"`
+	// BrokerChange is Kafka's BrokerRegistrationChangeRecord: fencing,
+	// unfencing and controlled shutdown of a registered broker.
+	BrokerChange *BrokerChangeRecord `json:"brokerChange,omitempty"`
 }
 
 // ClusterRecord sets the cluster id and the active controller.
@@ -59,6 +62,30 @@ type ProducerIDsRecord struct {
 	NextProducerID int64 `json:"nextProducerId"`
 }
 
+// BrokerChangeRecord changes a registered broker's state. Epoch must match
+// the registration (a change for an older incarnation does not apply).
+type BrokerChangeRecord struct {
+	ID                   int32 `json:"id"`
+	Epoch                int64 `json:"epoch"`
+	Fenced               *bool `json:"fenced,omitempty"`
+	InControlledShutdown *bool `json:"inControlledShutdown,omitempty"`
+}
+
+// ApplyEntry returns the image after one metadata log entry holding recs,
+// stored at offset: the whole entry takes one offset (a raft index), and
+// the new image's Offset is offset even when recs is empty. img is not
+// modified.
+func (img *Image) ApplyEntry(offset int64, recs []Record) (*Image, error) {
+	n := img.clone()
+	for _, r := range recs {
+		if err := n.apply(r); err != nil {
+			return nil, fmt.Errorf("metadata entry at offset %d: %w", offset, err)
+		}
+	}
+	n.Offset = offset
+	return n, nil
+}
+
 // Apply returns the image after recs, which were stored at offsets
 // firstOffset, firstOffset+1, .... img is not modified.
 func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
@@ -81,6 +108,29 @@ func (img *Image) apply(r Record) error {
 		img.ControllerID = r.Cluster.ControllerID
 	case r.Broker != nil:
 		b := r.Broker.Broker
+		b.Listeners = slices.Clone(b.Listeners)
+		img.Brokers[b.ID] = &b
+	case r.BrokerChange != nil:
+		c := r.BrokerChange
+		old := img.Brokers[c.ID]
+		if old == nil {
+			return fmt.Errorf("change of unregistered broker %d", c.ID)
+		}
+		if old.Epoch != c.Epoch {
+			return fmt.Errorf("change of broker %d epoch %d, registered epoch is %d", c.ID, c.Epoch, old.Epoch)
+		}
+		b := *old
+		if c.Fenced != nil {
+			b.Fenced = *c.Fenced
+			if b.Fenced {
+				// A fenced broker has left controlled shutdown: it leads
+				// nothing and will register again to come back.
+				b.InControlledShutdown = false
+			}
+		}
+		if c.InControlledShutdown != nil {
+			b.InControlledShutdown = *c.InControlledShutdown
+		}
 		img.Brokers[b.ID] = &b
 	case r.Topic != nil:
 		if _, ok := img.Topics[r.Topic.Name]; ok {
@@ -94,9 +144,7 @@ func (img *Image) apply(r Record) error {
 		if old == nil {
 			return fmt.Errorf("partition record for unknown topic id %s", r.Partition.TopicID)
 		}
-		p := r.Partition.Partition
-		p.Replicas = slices.Clone(p.Replicas)
-		p.ISR = slices.Clone(p.ISR)
+		p := *r.Partition.Partition.Clone()
 		t := &Topic{Name: old.Name, ID: old.ID, Partitions: slices.Clone(old.Partitions)}
 		switch idx := int(p.Index); {
 		case idx < len(t.Partitions):
