@@ -14,7 +14,9 @@ package broker
 // checked (KIP-320: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, diverging
 // epochs from last_fetched_epoch). read_committed sees the same data as
 // read_uncommitted: without transactions the last stable offset is the
-// high watermark. Replica (follower) fetches belong to the cluster issue.
+// high watermark. Followers fetch with their replica id (v15+:
+// replica_state): they read up to the log end offset, and their fetch
+// offsets move the leader's high watermark (broker/replica).
 
 import (
 	"context"
@@ -47,8 +49,12 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 	}()
 	for {
 		resp = r.ResponseKind().(*kmsg.FetchResponse)
-		data, total, anyErr := s.fillFetch(r, resp)
+		var leaders map[int32]bool
+		data, total, anyErr := s.fillFetch(r, resp, &leaders)
 		if total >= int(r.MinBytes) || anyErr || deadline.IsZero() || !time.Now().Before(deadline) || ctx.Err() != nil {
+			if r.Version >= 16 && leaders != nil {
+				resp.Brokers = s.fetchNodeEndpoints(s.image(), leaders)
+			}
 			s.metrics.fetched(total)
 			parts, err := encodeFetch(resp, data)
 			if err != nil {
@@ -102,7 +108,11 @@ func (s *Server) fetchPartitions(r *kmsg.FetchRequest) []*partition {
 // fillFetch answers every requested partition into resp and returns the
 // file ranges to send, the bytes they hold, and whether any partition
 // answered with an error (which ends the long poll, as in Kafka).
-func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse) ([]fetchData, int, bool) {
+func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, leaders *map[int32]bool) ([]fetchData, int, bool) {
+	replicaID, replicaEpoch := r.ReplicaID, int64(-1)
+	if r.Version >= 15 {
+		replicaID, replicaEpoch = r.ReplicaState.ID, r.ReplicaState.Epoch
+	}
 	table := s.parts.Load()
 	img := s.image()
 	maxBytes := int(r.MaxBytes)
@@ -141,9 +151,13 @@ func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse) ([]fe
 			case unknownID:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sp.ErrorCode = s.notHostedCode(img, name, rp.Partition)
+				s.fetchCurrentLeader(img, name, rp.Partition, &sp.CurrentLeader, leaders)
+			case !p.isLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				s.fetchCurrentLeader(img, name, rp.Partition, &sp.CurrentLeader, leaders)
 			default:
-				res := s.readPartition(p, rp, &sp, maxBytes-total, minOne)
+				res := s.readPartition(p, replicaID, replicaEpoch, rp, &sp, maxBytes-total, minOne)
 				if res.Size > 0 {
 					minOne = false
 					total += res.Size
@@ -162,7 +176,11 @@ func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse) ([]fe
 
 // readPartition fills one partition's answer and returns the file ranges
 // of its batches.
-func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, budget int, minOne bool) log.ReadResult {
+//
+// A follower (replicaID >= 0) reads up to the log end offset and its
+// fetch offset tells the leader how far it has replicated; consumers read
+// up to the high watermark.
+func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, budget int, minOne bool) log.ReadResult {
 	epoch := p.leaderEpoch.Load()
 	switch {
 	case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
@@ -173,6 +191,20 @@ func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition
 		return log.ReadResult{}
 	}
 	hw := p.highWatermark()
+	limitOffset := hw
+	if replicaID >= 0 {
+		repl := p.replication()
+		if repl == nil {
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			return log.ReadResult{}
+		}
+		var err error
+		if hw, err = repl.FollowerFetch(replicaID, replicaEpoch, rp.FetchOffset); err != nil {
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			return log.ReadResult{}
+		}
+		limitOffset = p.log.LogEndOffset()
+	}
 	sp.HighWatermark = hw
 	sp.LastStableOffset = hw
 	sp.LogStartOffset = p.log.LogStartOffset()
@@ -184,19 +216,19 @@ func (s *Server) readPartition(p *partition, rp *kmsg.FetchRequestTopicPartition
 			return log.ReadResult{}
 		}
 	}
-	if rp.FetchOffset == hw {
+	if rp.FetchOffset == limitOffset {
 		return log.ReadResult{}
 	}
 	limit := min(int(rp.PartitionMaxBytes), budget)
 	if limit <= 0 && !minOne {
 		return log.ReadResult{}
 	}
-	res, err := p.log.Read(rp.FetchOffset, max(limit, 0), hw, minOne)
+	res, err := p.log.Read(rp.FetchOffset, max(limit, 0), limitOffset, minOne)
 	if err != nil {
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			// An offset between the high watermark and the log end is
 			// not out of range, just not readable yet.
-			if rp.FetchOffset > hw && rp.FetchOffset <= p.log.LogEndOffset() {
+			if rp.FetchOffset > limitOffset && rp.FetchOffset <= p.log.LogEndOffset() {
 				return log.ReadResult{}
 			}
 			sp.ErrorCode = kerr.OffsetOutOfRange.Code

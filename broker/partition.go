@@ -63,6 +63,10 @@ type leaderReplication interface {
 	// errNotEnoughReplicasAfterAppend when the ISR fell below minISR
 	// first, errNotLeader when leadership moved, or ctx's error.
 	WaitReplicated(ctx context.Context, offset int64, minISR int) error
+	// FollowerFetch records a follower's fetch position and returns the
+	// high watermark to send it; an error means the replica may not fetch
+	// (not in the assignment, stale broker epoch).
+	FollowerFetch(replicaID int32, replicaEpoch int64, fetchOffset int64) (int64, error)
 }
 
 type replicationRef struct{ leaderReplication }
