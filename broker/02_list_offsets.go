@@ -16,6 +16,7 @@ import (
 func (s *Server) handleListOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
 	resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
 	table := s.parts.Load()
+	img := s.image()
 	for i := range r.Topics {
 		rt := &r.Topics[i]
 		st := kmsg.NewListOffsetsResponseTopic()
@@ -25,7 +26,9 @@ func (s *Server) handleListOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsets
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			if p := table.get(rt.Topic, rp.Partition); p == nil {
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sp.ErrorCode = s.notHostedCode(img, rt.Topic, rp.Partition)
+			} else if !p.isLeader() && r.ReplicaID != -2 { // -2: a debugging client may read followers
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			} else {
 				s.listOffset(p, rp, &sp)
 			}

@@ -95,6 +95,18 @@ func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
 		return nil
 	}
 	rf := int16(1) // a single node can hold only one replica
+	if s.cfg.Cluster.Enabled() {
+		// offsets.topic.replication.factor, capped at the live brokers
+		// (Kafka 4 refuses instead; a small cluster would never get a
+		// coordinator, so Fjord caps and logs it).
+		live := int16(0)
+		for _, b := range s.image().Brokers {
+			if !b.Fenced {
+				live++
+			}
+		}
+		rf = max(min(s.cfg.Cluster.OffsetsTopicReplicationFactor, live), 1)
+	}
 	res := s.createTopics(ctx, []controller.CreateTopic{{
 		Name:              offsetsTopic,
 		Partitions:        s.cfg.OffsetsTopicPartitions,
@@ -127,4 +139,35 @@ func (s *Server) loadOffsetsPartitions() error {
 		}
 	}
 	return nil
+}
+
+// coordinatorMove is a change of leadership of a __consumer_offsets
+// partition on this broker.
+type coordinatorMove struct {
+	partition int32
+	leader    bool
+}
+
+// moveCoordinator follows __consumer_offsets leadership: the group
+// coordinator serves a partition's groups exactly while this broker leads
+// it, loading them in the background (requests meanwhile get
+// COORDINATOR_LOAD_IN_PROGRESS) and unloading them when the leadership
+// moves (NOT_COORDINATOR sends clients to the new leader).
+func (s *Server) moveCoordinator(moves []coordinatorMove) {
+	if s.groups == nil {
+		return // start-up: New loads what this broker leads
+	}
+	for _, m := range moves {
+		if !m.leader {
+			s.groups.Unload(m.partition)
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.groups.Load(m.partition); err != nil {
+				s.log.Error("load group coordinator partition", "partition", m.partition, "err", err)
+			}
+		}()
+	}
 }

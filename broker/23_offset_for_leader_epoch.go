@@ -12,6 +12,7 @@ import (
 func (s *Server) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
 	resp := r.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	table := s.parts.Load()
+	img := s.image()
 	for _, rt := range r.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
@@ -26,7 +27,9 @@ func (s *Server) handleOffsetForLeaderEpoch(r *kmsg.OffsetForLeaderEpochRequest)
 			}
 			switch {
 			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				sp.ErrorCode = s.notHostedCode(img, rt.Topic, rp.Partition)
+			case !p.isLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
 			case rp.CurrentLeaderEpoch > epoch:

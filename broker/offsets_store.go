@@ -11,8 +11,9 @@ import (
 )
 
 // offsetsStore backs the group coordinator with the __consumer_offsets
-// partition logs: each Append is one uncompressed batch, durable (on a
-// single node: in the log, below the high watermark) when it returns.
+// partition logs: each Append is one uncompressed batch, durable when it
+// returns: in the log and below the high watermark, which in a cluster
+// means replicated to the ISR.
 type offsetsStore struct{ s *Server }
 
 var _ group.Store = (*offsetsStore)(nil)
@@ -39,13 +40,27 @@ func (o *offsetsStore) Append(ctx context.Context, p int32, records []group.Reco
 	if err != nil {
 		return fmt.Errorf("encode offsets batch: %w", err)
 	}
+	if !part.isLeader() {
+		return fmt.Errorf("%s-%d: %w", offsetsTopic, p, errNotLeader)
+	}
 	part.appendMu.Lock()
-	_, err = part.log.Append(b, log.AppendOptions{LeaderEpoch: part.leaderEpoch.Load(), AssignOffsets: true})
+	res, err := part.log.Append(b, log.AppendOptions{LeaderEpoch: part.leaderEpoch.Load(), AssignOffsets: true})
 	part.appendMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("append to %s-%d: %w", offsetsTopic, p, err)
 	}
-	part.advance(part.log.LogEndOffset())
+	repl := part.replication()
+	if repl == nil {
+		part.advance(part.log.LogEndOffset())
+		return nil
+	}
+	// As Kafka's coordinator writes with acks=all: a commit is answered
+	// only once the ISR has it, so a coordinator failover never loses it.
+	repl.OnAppend()
+	part.notify()
+	if err := repl.WaitReplicated(ctx, res.LastOffset, 1); err != nil {
+		return fmt.Errorf("replicate %s-%d: %w", offsetsTopic, p, err)
+	}
 	return nil
 }
 

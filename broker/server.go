@@ -249,6 +249,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 	old := s.parts.Load()
 	next := &partitionTable{byKey: map[partitionKey]*partition{}, byID: map[metadata.UUID][]*partition{}}
 	var errs []error
+	var moved []coordinatorMove
 	for _, name := range img.TopicNames() {
 		t := img.Topics[name]
 		settings := s.cfg.Topics.Resolve(img, name)
@@ -281,12 +282,16 @@ func (s *Server) reconcile(img *metadata.Image) error {
 				p = &partition{topic: name, index: mp.Index, topicID: t.ID, log: l}
 				p.hw.Store(l.LogEndOffset())
 			}
+			wasLeader := p.isLeader()
 			p.leaderEpoch.Store(mp.LeaderEpoch)
 			p.leaderID.Store(mp.Leader)
 			if mp.Leader == s.cfg.NodeID {
 				p.role.Store(roleLeader)
 			} else {
 				p.role.Store(roleFollower)
+			}
+			if name == offsetsTopic && wasLeader != p.isLeader() {
+				moved = append(moved, coordinatorMove{mp.Index, p.isLeader()})
 			}
 			if cur := p.settings.Load(); cur == nil || !cur.equal(settings) {
 				st := settings
@@ -308,6 +313,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 		}
 	}
 	s.parts.Store(next)
+	s.moveCoordinator(moved)
 	// Wake fetches parked on partitions that disappeared so they return.
 	if old != nil {
 		for k, p := range old.byKey {
