@@ -98,7 +98,7 @@ func (s *Server) ensureOffsetsTopic(ctx context.Context) error {
 	if s.cfg.Cluster.Enabled() {
 		// offsets.topic.replication.factor, capped at the live brokers
 		// (Kafka 4 refuses instead; a small cluster would never get a
-		// coordinator, so Fjord caps and logs it).
+		// coordinator, so Fjord caps it).
 		live := int16(0)
 		for _, b := range s.image().Brokers {
 			if !b.Fenced {
