@@ -21,34 +21,37 @@ import (
 //     Clients pick the highest common version, so v0-v2 are never sent by
 //     a client that could use v3.
 var apiVersions = map[int16]protocol.VersionRange{
-	int16(kmsg.Produce):                 {Min: 3, Max: 13},
-	int16(kmsg.Fetch):                   {Min: 4, Max: 18},
-	int16(kmsg.ListOffsets):             {Min: 1, Max: 11},
-	int16(kmsg.Metadata):                {Min: 0, Max: 13},
-	int16(kmsg.OffsetCommit):            {Min: 2, Max: 10},
-	int16(kmsg.OffsetFetch):             {Min: 1, Max: 10},
-	int16(kmsg.FindCoordinator):         {Min: 0, Max: 6},
-	int16(kmsg.JoinGroup):               {Min: 0, Max: 9},
-	int16(kmsg.Heartbeat):               {Min: 0, Max: 4},
-	int16(kmsg.LeaveGroup):              {Min: 0, Max: 5},
-	int16(kmsg.SyncGroup):               {Min: 0, Max: 5},
-	int16(kmsg.DescribeGroups):          {Min: 0, Max: 6},
-	int16(kmsg.ListGroups):              {Min: 0, Max: 5},
-	int16(kmsg.ApiVersions):             {Min: 0, Max: 5},
-	int16(kmsg.CreateTopics):            {Min: 2, Max: 7},
-	int16(kmsg.DeleteTopics):            {Min: 1, Max: 6},
-	int16(kmsg.DeleteRecords):           {Min: 0, Max: 2},
-	int16(kmsg.InitProducerID):          {Min: 0, Max: 5},
-	int16(kmsg.OffsetForLeaderEpoch):    {Min: 2, Max: 4},
-	int16(kmsg.DescribeConfigs):         {Min: 1, Max: 4},
-	int16(kmsg.AlterConfigs):            {Min: 0, Max: 2},
-	int16(kmsg.DescribeLogDirs):         {Min: 1, Max: 5},
-	int16(kmsg.CreatePartitions):        {Min: 0, Max: 3},
-	int16(kmsg.DeleteGroups):            {Min: 0, Max: 3},
-	int16(kmsg.IncrementalAlterConfigs): {Min: 0, Max: 1},
-	int16(kmsg.OffsetDelete):            {Min: 0, Max: 0},
-	int16(kmsg.DescribeCluster):         {Min: 0, Max: 2},
-	int16(kmsg.DescribeProducers):       {Min: 0, Max: 0},
+	int16(kmsg.Produce):                    {Min: 3, Max: 13},
+	int16(kmsg.Fetch):                      {Min: 4, Max: 18},
+	int16(kmsg.ListOffsets):                {Min: 1, Max: 11},
+	int16(kmsg.Metadata):                   {Min: 0, Max: 13},
+	int16(kmsg.OffsetCommit):               {Min: 2, Max: 10},
+	int16(kmsg.OffsetFetch):                {Min: 1, Max: 10},
+	int16(kmsg.FindCoordinator):            {Min: 0, Max: 6},
+	int16(kmsg.JoinGroup):                  {Min: 0, Max: 9},
+	int16(kmsg.Heartbeat):                  {Min: 0, Max: 4},
+	int16(kmsg.LeaveGroup):                 {Min: 0, Max: 5},
+	int16(kmsg.SyncGroup):                  {Min: 0, Max: 5},
+	int16(kmsg.DescribeGroups):             {Min: 0, Max: 6},
+	int16(kmsg.ListGroups):                 {Min: 0, Max: 5},
+	int16(kmsg.ApiVersions):                {Min: 0, Max: 5},
+	int16(kmsg.CreateTopics):               {Min: 2, Max: 7},
+	int16(kmsg.DeleteTopics):               {Min: 1, Max: 6},
+	int16(kmsg.DeleteRecords):              {Min: 0, Max: 2},
+	int16(kmsg.InitProducerID):             {Min: 0, Max: 5},
+	int16(kmsg.OffsetForLeaderEpoch):       {Min: 2, Max: 4},
+	int16(kmsg.DescribeConfigs):            {Min: 1, Max: 4},
+	int16(kmsg.AlterConfigs):               {Min: 0, Max: 2},
+	int16(kmsg.DescribeLogDirs):            {Min: 1, Max: 5},
+	int16(kmsg.CreatePartitions):           {Min: 0, Max: 3},
+	int16(kmsg.DeleteGroups):               {Min: 0, Max: 3},
+	int16(kmsg.IncrementalAlterConfigs):    {Min: 0, Max: 1},
+	int16(kmsg.OffsetDelete):               {Min: 0, Max: 0},
+	int16(kmsg.DescribeCluster):            {Min: 0, Max: 2},
+	int16(kmsg.DescribeProducers):          {Min: 0, Max: 0},
+	int16(kmsg.ElectLeaders):               {Min: 0, Max: 2},
+	int16(kmsg.AlterPartitionAssignments):  {Min: 0, Max: 1},
+	int16(kmsg.ListPartitionReassignments): {Min: 0, Max: 0},
 }
 
 // advertisedVersions is what ApiVersions answers: apiVersions, with
@@ -130,6 +133,12 @@ func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Req
 		resp = s.handleDescribeCluster(r)
 	case *kmsg.DescribeProducersRequest:
 		resp = s.handleDescribeProducers(r)
+	case *kmsg.ElectLeadersRequest:
+		resp = s.handleElectLeaders(ctx, r)
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		resp = s.handleAlterPartitionAssignments(ctx, r)
+	case *kmsg.ListPartitionReassignmentsRequest:
+		resp = s.handleListPartitionReassignments(ctx, r)
 	default:
 		// The protocol layer only passes advertised APIs; reaching here
 		// is a bug in the table above.

@@ -504,3 +504,44 @@ func TestSeveralLogDirs(t *testing.T) {
 		t.Fatalf("DescribeLogDirs lists %d dirs, want 2", n)
 	}
 }
+
+// TestSingleNodeLeadershipAPIs: on one node ElectLeaders has nothing to do
+// (named partitions answer ELECTION_NOT_NEEDED, "all" answers nothing),
+// a reassignment to the current replica is accepted, any other is refused,
+// and none is ever listed as in progress.
+func TestSingleNodeLeadershipAPIs(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	adm := testkit.Admin(t, b.Addr)
+	createTopic(t, adm, "lead", 2, nil)
+	ctx := testkit.Context(t, 10*time.Second)
+
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"lead": {0: {}}, "nope": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res["lead"][0].Err; !errors.Is(got, kerr.ElectionNotNeeded) {
+		t.Errorf("lead[0]: %v, want ELECTION_NOT_NEEDED", got)
+	}
+	if got := res["nope"][0].Err; !errors.Is(got, kerr.UnknownTopicOrPartition) {
+		t.Errorf("nope[0]: %v, want UNKNOWN_TOPIC_OR_PARTITION", got)
+	}
+	all, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, nil)
+	if err != nil || len(all) != 0 {
+		t.Errorf("elect all: %v, %v; want no results", all, err)
+	}
+
+	alter, err := adm.AlterPartitionAssignments(ctx, kadm.AlterPartitionAssignmentsReq{"lead": {0: {0}, 1: {0, 7}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := alter["lead"][0].Err; got != nil {
+		t.Errorf("reassign to the current replica: %v", got)
+	}
+	if got := alter["lead"][1].Err; !errors.Is(got, kerr.InvalidReplicaAssignment) {
+		t.Errorf("reassign to a missing broker: %v, want INVALID_REPLICA_ASSIGNMENT", got)
+	}
+	list, err := adm.ListPartitionReassignments(ctx, nil)
+	if err != nil || len(list) != 0 {
+		t.Errorf("list reassignments: %v, %v; want none", list, err)
+	}
+}
