@@ -27,6 +27,10 @@ import (
 // rename, fsync the directory.
 const (
 	recoveryPointFile  = "recovery-point-offset-checkpoint"
+	// replicationOffsetFile holds high watermarks of replicated partitions,
+	// so a restarted replica knows what was committed before it learns it
+	// again from the leader (Kafka's replication-offset-checkpoint).
+	replicationOffsetFile = "replication-offset-checkpoint"
 	logStartOffsetFile = "log-start-offset-checkpoint"
 	cleanerOffsetFile  = "cleaner-offset-checkpoint"
 	leaderEpochFile    = "leader-epoch-checkpoint"

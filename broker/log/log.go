@@ -112,6 +112,16 @@ func (l *Log) SetTopicID(id [16]byte) error {
 // end offset as the high watermark (a single replica).
 func (l *Log) SetHighWatermark(hw int64) { l.hw.Store(hw) }
 
+// HighWatermark returns the high watermark last set (or restored from
+// replication-offset-checkpoint), capped at the log end offset; ok is
+// false when none was ever set (a single replica).
+func (l *Log) HighWatermark() (hw int64, ok bool) {
+	if hw := l.hw.Load(); hw >= 0 {
+		return min(hw, l.leo.Load()), true
+	}
+	return 0, false
+}
+
 func (l *Log) highWatermark() int64 {
 	if hw := l.hw.Load(); hw >= 0 {
 		return min(hw, l.leo.Load())

@@ -263,6 +263,11 @@ func (m *Manager) loadDir(d *logDir) error {
 		m.logger.Warn("unreadable recovery point checkpoint, recovering all segments", "dir", d.path, "err", err)
 		rps, clean = map[TopicPartition]int64{}, false
 	}
+	hws, err := readOffsetCheckpoint(filepath.Join(d.path, replicationOffsetFile))
+	if err != nil {
+		m.logger.Warn("unreadable high watermark checkpoint", "dir", d.path, "err", err)
+		hws = map[TopicPartition]int64{}
+	}
 	lsos, err := readOffsetCheckpoint(filepath.Join(d.path, logStartOffsetFile))
 	if err != nil {
 		m.logger.Warn("unreadable log start offset checkpoint", "dir", d.path, "err", err)
@@ -312,6 +317,9 @@ func (m *Manager) loadDir(d *logDir) error {
 			for j := range work {
 				p := loadParams{clean: clean, recoveryPoint: rps[j.tp], logStartOffset: lsos[j.tp]}
 				l, err := openLog(j.path, m.configFor(j.tp.Topic), m.opts, p)
+				if hw, ok := hws[j.tp]; ok && err == nil {
+					l.SetHighWatermark(min(hw, l.LogEndOffset()))
+				}
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)
@@ -600,8 +608,12 @@ func (m *Manager) writeLogStartCheckpoint(d *logDir) error {
 func (m *Manager) writeCheckpoints(d *logDir) error {
 	logs := m.logsIn(d)
 	rps := make(map[TopicPartition]int64, len(logs))
+	hws := map[TopicPartition]int64{}
 	for _, l := range logs {
 		rps[l.tp] = l.RecoveryPoint()
+		if hw, ok := l.HighWatermark(); ok {
+			hws[l.tp] = hw
+		}
 	}
 	d.mu.Lock()
 	for _, l := range logs {
@@ -610,6 +622,9 @@ func (m *Manager) writeCheckpoints(d *logDir) error {
 		}
 	}
 	err := writeFileAtomic(filepath.Join(d.path, recoveryPointFile), encodeOffsetCheckpoint(rps))
+	if err == nil && len(hws) > 0 {
+		err = writeFileAtomic(filepath.Join(d.path, replicationOffsetFile), encodeOffsetCheckpoint(hws))
+	}
 	if err == nil {
 		err = writeFileAtomic(filepath.Join(d.path, cleanerOffsetFile), encodeOffsetCheckpoint(d.cleanerOffsets))
 	}

@@ -258,3 +258,43 @@ func TestManagerCloseFinishesPendingDeletes(t *testing.T) {
 		}
 	}
 }
+
+// TestHighWatermarkCheckpoint: high watermarks set on replicated logs
+// survive a restart through replication-offset-checkpoint (capped at the
+// log end), and logs whose high watermark was never set stay without one.
+func TestHighWatermarkCheckpoint(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	m := openTestManager(t, dirs, nil)
+	repl, err := m.Create("repl", 0, [16]byte{1}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := m.Create("single", 0, [16]byte{2}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mustAppend(t, repl, valueBatch(noPID, 2, 30))
+		mustAppend(t, single, valueBatch(noPID, 2, 30))
+	}
+	repl.SetHighWatermark(4)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], replicationOffsetFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0\n1\nrepl 0 4\n"; string(b) != want {
+		t.Fatalf("checkpoint %q, want %q", b, want)
+	}
+
+	m = openTestManager(t, dirs, nil)
+	defer m.Close()
+	if hw, ok := m.Get("repl", 0).HighWatermark(); !ok || hw != 4 {
+		t.Errorf("repl high watermark after restart: %d, %v; want 4", hw, ok)
+	}
+	if hw, ok := m.Get("single", 0).HighWatermark(); ok {
+		t.Errorf("single-replica log got a high watermark %d", hw)
+	}
+}
