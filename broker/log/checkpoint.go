@@ -26,17 +26,17 @@ import (
 // trailing newline. All are replaced atomically: write a .tmp, fsync,
 // rename, fsync the directory.
 const (
-	recoveryPointFile  = "recovery-point-offset-checkpoint"
+	recoveryPointFile = "recovery-point-offset-checkpoint"
 	// replicationOffsetFile holds high watermarks of replicated partitions,
 	// so a restarted replica knows what was committed before it learns it
 	// again from the leader (Kafka's replication-offset-checkpoint).
 	replicationOffsetFile = "replication-offset-checkpoint"
-	logStartOffsetFile = "log-start-offset-checkpoint"
-	cleanerOffsetFile  = "cleaner-offset-checkpoint"
-	leaderEpochFile    = "leader-epoch-checkpoint"
-	partitionMetaFile  = "partition.metadata"
-	metaPropertiesFile = "meta.properties"
-	cleanShutdownFile  = ".kafka_cleanshutdown"
+	logStartOffsetFile    = "log-start-offset-checkpoint"
+	cleanerOffsetFile     = "cleaner-offset-checkpoint"
+	leaderEpochFile       = "leader-epoch-checkpoint"
+	partitionMetaFile     = "partition.metadata"
+	metaPropertiesFile    = "meta.properties"
+	cleanShutdownFile     = ".kafka_cleanshutdown"
 )
 
 // TopicPartition names a partition in checkpoint files.
