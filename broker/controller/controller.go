@@ -44,6 +44,9 @@ func (e *Error) Error() string {
 	return e.Code.Message + ": " + e.Message
 }
 
+// Unwrap makes errors.Is(err, kerr.NotController) and the like work.
+func (e *Error) Unwrap() error { return e.Code }
+
 func errorf(code *kerr.Error, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

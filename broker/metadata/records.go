@@ -33,6 +33,10 @@ type ClusterRecord struct {
 // RegisterBrokerRecord adds or replaces a broker registration.
 type RegisterBrokerRecord struct{ Broker }
 
+// EpochFromOffset as a RegisterBrokerRecord's Epoch makes the broker epoch
+// the offset the record is stored at, as Kafka's broker epochs are.
+const EpochFromOffset int64 = -1
+
 // TopicRecord creates a topic (its partitions follow as PartitionRecords).
 type TopicRecord struct {
 	Name string `json:"name"`
@@ -78,7 +82,7 @@ type BrokerChangeRecord struct {
 func (img *Image) ApplyEntry(offset int64, recs []Record) (*Image, error) {
 	n := img.clone()
 	for _, r := range recs {
-		if err := n.apply(r); err != nil {
+		if err := n.apply(r, offset); err != nil {
 			return nil, fmt.Errorf("metadata entry at offset %d: %w", offset, err)
 		}
 	}
@@ -91,7 +95,7 @@ func (img *Image) ApplyEntry(offset int64, recs []Record) (*Image, error) {
 func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
 	n := img.clone()
 	for i, r := range recs {
-		if err := n.apply(r); err != nil {
+		if err := n.apply(r, firstOffset+int64(i)); err != nil {
 			return nil, fmt.Errorf("metadata record at offset %d: %w", firstOffset+int64(i), err)
 		}
 	}
@@ -101,7 +105,8 @@ func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
 	return n, nil
 }
 
-func (img *Image) apply(r Record) error {
+// apply applies one record stored at offset.
+func (img *Image) apply(r Record, offset int64) error {
 	switch {
 	case r.Cluster != nil:
 		img.ClusterID = r.Cluster.ClusterID
@@ -109,6 +114,12 @@ func (img *Image) apply(r Record) error {
 	case r.Broker != nil:
 		b := r.Broker.Broker
 		b.Listeners = slices.Clone(b.Listeners)
+		if b.Epoch == EpochFromOffset {
+			// The controller proposes a registration before it knows the
+			// log offset it will get; every replica of the log resolves it
+			// the same way.
+			b.Epoch = offset
+		}
 		img.Brokers[b.ID] = &b
 	case r.BrokerChange != nil:
 		c := r.BrokerChange

@@ -1,0 +1,252 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/fjordhq/fjord/broker/metadata"
+)
+
+// Broker lifecycle on the active controller, after Kafka's
+// ClusterControlManager and BrokerHeartbeatManager: registration gives a
+// broker epoch and a fenced registration; heartbeats unfence it once it
+// has caught up with the metadata log; missed heartbeats fence it again;
+// a heartbeat asking to shut down starts a controlled shutdown.
+
+// brokerSession is the active controller's in-memory heartbeat state.
+// It is not replicated: a new active controller starts every broker with
+// a fresh session.
+type brokerSession struct {
+	lastSeen time.Time
+	fenced   bool
+}
+
+// sessionValid reports whether the broker has an unexpired session
+// (Kafka's hasValidSession). Caller holds q.mu.
+func (q *Quorum) sessionValid(id int32, now time.Time) bool {
+	s := q.sessions[id]
+	b := q.Image().Brokers[id]
+	return s != nil && b != nil && !b.Fenced && now.Sub(s.lastSeen) <= q.opts.BrokerSessionTimeout
+}
+
+// RegisterBroker registers a broker process and returns its broker epoch.
+// The same incarnation registering again amends its registration and
+// keeps the epoch; a new incarnation gets a new epoch (the offset of its
+// registration) and starts fenced. A new incarnation while the old one
+// still has a live session is refused (DUPLICATE_BROKER_REGISTRATION), as
+// in Kafka: the old process may still be running.
+func (q *Quorum) RegisterBroker(ctx context.Context, r BrokerRegistration) (int64, *Error) {
+	if err := q.lockActive(); err != nil {
+		return 0, err
+	}
+	defer q.mu.Unlock()
+	now := time.Now()
+	img := q.Image()
+	old := img.Brokers[r.ID]
+	b := metadata.Broker{
+		ID: r.ID, Host: r.Host, Port: r.Port, Rack: r.Rack,
+		IncarnationID: r.IncarnationID, Fenced: true, Epoch: metadata.EpochFromOffset,
+	}
+	for _, l := range r.Listeners {
+		b.Listeners = append(b.Listeners, metadata.Listener{Name: l.Name, Host: l.Host, Port: l.Port})
+	}
+	var recs []metadata.Record
+	if old != nil && old.IncarnationID == r.IncarnationID {
+		b.Epoch, b.Fenced, b.InControlledShutdown = old.Epoch, old.Fenced, old.InControlledShutdown
+		if old.Equal(&b) {
+			q.touch(r.ID, now)
+			return old.Epoch, nil
+		}
+	} else if old != nil {
+		if q.sessionValid(r.ID, now) {
+			return 0, errorf(kerr.DuplicateBrokerRegistration, "Another broker is registered with that broker id.")
+		}
+		// The previous incarnation is gone; whatever it led or followed
+		// must not wait for a process that restarted (and may have lost
+		// unflushed data): drop it from every ISR and move its
+		// leaderships, as fencing does.
+		recs = q.partitionUpdates(img, r.ID, -1, q.partitionsWithReplicaInISR(img, r.ID))
+	}
+	recs = append(recs, metadata.Record{Broker: &metadata.RegisterBrokerRecord{Broker: b}})
+	if err := q.propose(recs); err != nil {
+		return 0, err
+	}
+	q.sessions[r.ID] = &brokerSession{lastSeen: now, fenced: q.Image().Brokers[r.ID].Fenced}
+	return q.Image().Brokers[r.ID].Epoch, nil
+}
+
+func (q *Quorum) touch(id int32, now time.Time) {
+	if s := q.sessions[id]; s != nil {
+		s.lastSeen = now
+	} else {
+		q.sessions[id] = &brokerSession{lastSeen: now}
+	}
+}
+
+// brokerState is Kafka's BrokerControlState.
+type brokerState int
+
+const (
+	stateFenced brokerState = iota
+	stateUnfenced
+	stateControlledShutdown
+	stateShutdownNow
+)
+
+func stateOf(b *metadata.Broker) brokerState {
+	switch {
+	case b.Fenced:
+		return stateFenced
+	case b.InControlledShutdown:
+		return stateControlledShutdown
+	}
+	return stateUnfenced
+}
+
+// BrokerHeartbeat processes a heartbeat (Kafka's processBrokerHeartbeat):
+// it renews the session and moves the broker between fenced, unfenced,
+// controlled shutdown and shutdown-now.
+func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (HeartbeatResult, *Error) {
+	if err := q.lockActive(); err != nil {
+		return HeartbeatResult{}, err
+	}
+	defer q.mu.Unlock()
+	img := q.Image()
+	b := img.Brokers[h.ID]
+	if b == nil {
+		return HeartbeatResult{}, errorf(kerr.BrokerIDNotRegistered, "No broker registration found for broker id %d", h.ID)
+	}
+	if b.Epoch != h.Epoch {
+		return HeartbeatResult{}, errorf(kerr.StaleBrokerEpoch, "Expected broker epoch %d, but got broker epoch %d", b.Epoch, h.Epoch)
+	}
+	now := time.Now()
+	q.touch(h.ID, now)
+	cur := stateOf(b)
+	next := cur
+	switch cur {
+	case stateFenced:
+		switch {
+		case h.WantShutdown:
+			next = stateShutdownNow
+		case !h.WantFence && h.MetadataOffset >= b.Epoch:
+			next = stateUnfenced
+		}
+	case stateUnfenced:
+		switch {
+		case h.WantFence && h.WantShutdown:
+			next = stateShutdownNow
+		case h.WantFence:
+			next = stateFenced
+		case h.WantShutdown && leadsAny(img, h.ID):
+			next = stateControlledShutdown
+		case h.WantShutdown:
+			next = stateShutdownNow
+		}
+	case stateControlledShutdown:
+		if !leadsAny(img, h.ID) {
+			next = stateShutdownNow
+		}
+	}
+	var recs []metadata.Record
+	if next != cur {
+		switch next {
+		case stateFenced, stateShutdownNow:
+			if cur != stateFenced {
+				recs = q.fenceRecords(img, b)
+			}
+		case stateUnfenced:
+			recs = q.unfenceRecords(img, b)
+		case stateControlledShutdown:
+			recs = q.controlledShutdownRecords(img, b)
+		}
+	}
+	if err := q.propose(recs); err != nil {
+		return HeartbeatResult{}, err
+	}
+	if s := q.sessions[h.ID]; s != nil {
+		s.fenced = next == stateFenced || next == stateShutdownNow
+	}
+	return HeartbeatResult{
+		IsCaughtUp:     h.MetadataOffset >= b.Epoch,
+		IsFenced:       next == stateFenced || next == stateShutdownNow,
+		ShouldShutdown: next == stateShutdownNow,
+	}, nil
+}
+
+// leadsAny reports whether broker id leads any partition.
+func leadsAny(img *metadata.Image, id int32) bool {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fenceRecords fences b: it leaves every ISR (except where it is the last
+// member: Kafka keeps ISR=[b] with no leader, an offline partition that b
+// leads again when it comes back), its leaderships move to the next live
+// ISR member, then the broker is marked fenced (Kafka's
+// handleBrokerFenced).
+func (q *Quorum) fenceRecords(img *metadata.Image, b *metadata.Broker) []metadata.Record {
+	recs := q.partitionUpdates(img, b.ID, -1, q.partitionsWithReplicaInISR(img, b.ID))
+	t := true
+	return append(recs, metadata.Record{BrokerChange: &metadata.BrokerChangeRecord{ID: b.ID, Epoch: b.Epoch, Fenced: &t}})
+}
+
+// unfenceRecords unfences b and gives it back the leadership of offline
+// partitions it can lead (Kafka's handleBrokerUnfenced). It does not
+// rejoin any ISR: the leader adds it back with AlterPartition once it has
+// caught up.
+func (q *Quorum) unfenceRecords(img *metadata.Image, b *metadata.Broker) []metadata.Record {
+	f := false
+	recs := []metadata.Record{{BrokerChange: &metadata.BrokerChangeRecord{ID: b.ID, Epoch: b.Epoch, Fenced: &f}}}
+	return append(recs, q.partitionUpdates(img, -1, b.ID, q.partitionsWithoutLeader(img))...)
+}
+
+// controlledShutdownRecords marks b in controlled shutdown and moves its
+// leaderships away, dropping it from ISRs that have other members
+// (Kafka's handleBrokerInControlledShutdown).
+func (q *Quorum) controlledShutdownRecords(img *metadata.Image, b *metadata.Broker) []metadata.Record {
+	t := true
+	recs := []metadata.Record{{BrokerChange: &metadata.BrokerChangeRecord{ID: b.ID, Epoch: b.Epoch, InControlledShutdown: &t}}}
+	return append(recs, q.partitionUpdates(img, b.ID, -1, q.partitionsWithReplicaInISR(img, b.ID))...)
+}
+
+// tick runs on the active controller: fence one broker whose session
+// expired (one at a time, as Kafka does, so each fencing is visible before
+// the next), then maybe balance leaders.
+func (q *Quorum) tick() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.IsActive() {
+		return
+	}
+	now := time.Now()
+	img := q.Image()
+	for _, id := range img.BrokerIDs() {
+		b := img.Brokers[id]
+		if b.Fenced {
+			continue
+		}
+		s := q.sessions[id]
+		if s == nil {
+			q.sessions[id] = &brokerSession{lastSeen: now}
+			continue
+		}
+		if now.Sub(s.lastSeen) > q.opts.BrokerSessionTimeout {
+			q.log.Info("fencing broker: its session timed out", "broker", id, "timeout", q.opts.BrokerSessionTimeout)
+			if err := q.propose(q.fenceRecords(img, b)); err != nil {
+				q.log.Warn("fencing broker failed", "broker", id, "err", err)
+			} else {
+				s.fenced = true
+			}
+			return
+		}
+	}
+	q.maybeRebalance(now)
+}
