@@ -718,7 +718,7 @@ func (fe *fetcher) fetch() bool {
 // offset follow the leader's (ReplicaFetcherThread.processPartitionData).
 func (fe *fetcher) processLocked(k tpKey, ps *partState, a *kmsg.FetchResponseTopicPartition, ev *events) {
 	l := ps.f.Log
-	if d := a.DivergingEpoch; d.Epoch >= 0 || d.EndOffset >= 0 {
+	if d := a.DivergingEpoch; d.Epoch >= 0 { // Kafka's FetchResponse.isDivergingEpoch
 		tr := truncationFor(l, d.Epoch, d.EndOffset, max(ps.hw, ps.f.HighWatermark))
 		fe.lg.Info("leader reports divergence; truncating", "topic", k.topic, "partition", k.partition,
 			"to", tr.offset, "log_end", l.LogEndOffset(), "diverging_epoch", d.Epoch, "diverging_end", d.EndOffset)
