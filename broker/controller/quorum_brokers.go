@@ -248,5 +248,29 @@ func (q *Quorum) tick() {
 			return
 		}
 	}
+	q.maybeElectUnclean()
 	q.maybeRebalance(now)
+}
+
+// maybeElectUnclean elects leaders outside the ISR for offline partitions
+// whose topic allows it: unclean.leader.election.enable may have been
+// turned on after the partition went offline (Kafka's
+// maybeElectUncleanLeaders). Caller holds q.mu.
+func (q *Quorum) maybeElectUnclean() {
+	img := q.Image()
+	var parts []partRef
+	for _, ref := range q.partitionsWithoutLeader(img) {
+		if q.uncleanEnabled(img, ref.t.Name) {
+			parts = append(parts, ref)
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	if recs := q.partitionUpdates(img, -1, -1, parts); len(recs) > 0 {
+		q.log.Warn("unclean leader election", "partitions", len(recs))
+		if err := q.propose(recs); err != nil {
+			q.log.Warn("unclean leader election failed", "err", err)
+		}
+	}
 }
