@@ -562,18 +562,17 @@ func (l *Leader) run() {
 		case <-l.stop:
 			return
 		case <-t.C:
-			l.maybeShrink()
+			l.maybeShrinkAt(l.o.Now())
 		case <-l.kick:
 		}
 		l.sendPending()
 	}
 }
 
-// maybeShrink is Kafka's maybeShrinkIsr: ISR members (the leader aside)
+// maybeShrinkAt is Kafka's maybeShrinkIsr: ISR members (the leader aside)
 // that have not caught up to the leader's end within ReplicaLagTime are
 // proposed for removal. Nothing is proposed while a change is in flight.
-func (l *Leader) maybeShrink() {
-	now := l.o.Now()
+func (l *Leader) maybeShrinkAt(now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopped || l.pending != nil {
