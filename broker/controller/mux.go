@@ -29,7 +29,11 @@ const muxBacklog = 64
 // never holds up Accept for others. Closing both halves closes l; either
 // half's Accept fails once l does.
 func MuxListener(l net.Listener) (kafka net.Listener, raftL net.Listener) {
-	m := &mux{l: l, done: make(chan struct{})}
+	return muxListener(l, muxPeekTimeout)
+}
+
+func muxListener(l net.Listener, peekTimeout time.Duration) (kafka net.Listener, raftL net.Listener) {
+	m := &mux{l: l, peekTimeout: peekTimeout, done: make(chan struct{})}
 	m.kafka = &muxHalf{m: m, ch: make(chan net.Conn, muxBacklog), closed: make(chan struct{})}
 	m.raft = &muxHalf{m: m, ch: make(chan net.Conn, muxBacklog), closed: make(chan struct{})}
 	go m.acceptLoop()
@@ -38,6 +42,7 @@ func MuxListener(l net.Listener) (kafka net.Listener, raftL net.Listener) {
 
 type mux struct {
 	l           net.Listener
+	peekTimeout time.Duration
 	kafka, raft *muxHalf
 	done        chan struct{} // closed when l fails or is closed
 	mu          sync.Mutex
@@ -71,7 +76,7 @@ func (m *mux) acceptLoop() {
 
 func (m *mux) classify(c net.Conn) {
 	var b [4]byte
-	c.SetReadDeadline(time.Now().Add(muxPeekTimeout))
+	c.SetReadDeadline(time.Now().Add(m.peekTimeout))
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		c.Close()
 		return
