@@ -140,7 +140,7 @@ func (c *ControllerClient) Request(ctx context.Context, req kmsg.Request) (kmsg.
 	if v, ok := clientVersions[kmsg.Key(req.Key())]; ok {
 		req.SetVersion(v)
 	}
-	return c.do(ctx, laneRequest, req)
+	return c.do(ctx, laneRequest, req, c.opts.RequestTimeout)
 }
 
 // forwardable are the admin APIs Forward accepts.
@@ -157,16 +157,18 @@ func (c *ControllerClient) Forward(ctx context.Context, req kmsg.Request) (kmsg.
 	if !forwardable[kmsg.Key(req.Key())] {
 		return nil, fmt.Errorf("controller client: %s is not forwarded to the controller", kmsg.NameForKey(req.Key()))
 	}
-	return c.do(ctx, laneRequest, req)
+	return c.do(ctx, laneRequest, req, c.opts.RequestTimeout)
 }
 
 // do is the retry loop: find the active controller, send, and start over
-// on a connection error or a not-controller answer.
-func (c *ControllerClient) do(ctx context.Context, ln lane, req kmsg.Request) (kmsg.Response, error) {
+// on a connection error or a not-controller answer. One attempt on one
+// controller lasts at most attempt: a controller that went silent (cut
+// off, not crashed) is given up on after that and the others asked.
+func (c *ControllerClient) do(ctx context.Context, ln lane, req kmsg.Request, attempt time.Duration) (kmsg.Response, error) {
 	backoff := retryBackoffMin
 	var lastErr error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
+	for try := 0; ; try++ {
+		if try > 0 {
 			t := time.NewTimer(backoff)
 			select {
 			case <-ctx.Done():
@@ -185,7 +187,7 @@ func (c *ControllerClient) do(ctx context.Context, ln lane, req kmsg.Request) (k
 		id := c.active.Load()
 		if id < 0 {
 			var err error
-			if id, err = c.discover(ctx); err != nil {
+			if id, err = c.discover(ctx, attempt); err != nil {
 				if errors.Is(err, ErrClientClosed) {
 					return nil, err
 				}
@@ -193,7 +195,7 @@ func (c *ControllerClient) do(ctx context.Context, ln lane, req kmsg.Request) (k
 				continue
 			}
 		}
-		resp, err := c.send(ctx, id, ln, req)
+		resp, err := c.send(ctx, id, ln, req, attempt)
 		if err != nil {
 			if errors.Is(err, ErrClientClosed) {
 				return nil, err
@@ -217,10 +219,9 @@ func (c *ControllerClient) do(ctx context.Context, ln lane, req kmsg.Request) (k
 	}
 }
 
-// send makes one attempt on voter id, bounded by RequestTimeout (and, for
-// long polls, by the request's own wait on top).
-func (c *ControllerClient) send(ctx context.Context, id int32, ln lane, req kmsg.Request) (kmsg.Response, error) {
-	timeout := c.opts.RequestTimeout
+// send makes one attempt on voter id, bounded by timeout (and, for long
+// polls, by the request's own wait on top).
+func (c *ControllerClient) send(ctx context.Context, id int32, ln lane, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
 	if f, ok := req.(*kmsg.FetchRequest); ok {
 		timeout += time.Duration(f.MaxWaitMillis) * time.Millisecond
 	}
@@ -272,26 +273,10 @@ func (c *ControllerClient) conn(ctx context.Context, id int32, ln lane) (*wire.C
 	return cn, nil
 }
 
-// dropConn closes voter id's connections (a node we stopped trusting).
-func (c *ControllerClient) dropConn(id int32) {
-	c.mu.Lock()
-	var cs []*wire.Conn
-	for l := lane(0); l < numLanes; l++ {
-		if cn := c.conns[connKey{id, l}]; cn != nil {
-			cs = append(cs, cn)
-			delete(c.conns, connKey{id, l})
-		}
-	}
-	c.mu.Unlock()
-	for _, cn := range cs {
-		cn.Close()
-	}
-}
-
 // discover asks the voters, in random order, who the active controller
 // is. A voter's own word that it leads is taken first; otherwise the
 // leader most voters name.
-func (c *ControllerClient) discover(ctx context.Context) (int32, error) {
+func (c *ControllerClient) discover(ctx context.Context, attempt time.Duration) (int32, error) {
 	ids := slices.Clone(c.ids)
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
 	var errs []error
@@ -303,7 +288,7 @@ func (c *ControllerClient) discover(ctx context.Context) (int32, error) {
 		t.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}
 		req.Topics = append(req.Topics, t)
 		// A short attempt: a dead voter must not hold discovery up.
-		actx, cancel := context.WithTimeout(ctx, min(c.opts.RequestTimeout, 2*time.Second))
+		actx, cancel := context.WithTimeout(ctx, min(attempt, 2*time.Second))
 		cn, err := c.conn(actx, id, laneRequest)
 		var resp kmsg.Response
 		if err == nil {
@@ -464,11 +449,16 @@ func (c *ControllerClient) RegisterBroker(ctx context.Context, reg BrokerRegistr
 
 // Heartbeat sends one broker heartbeat.
 func (c *ControllerClient) Heartbeat(ctx context.Context, h BrokerHeartbeat) (HeartbeatResult, *Error) {
+	return c.heartbeat(ctx, h, c.opts.RequestTimeout)
+}
+
+func (c *ControllerClient) heartbeat(ctx context.Context, h BrokerHeartbeat, attempt time.Duration) (HeartbeatResult, *Error) {
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.SetVersion(clientVersions[kmsg.BrokerHeartbeat])
 	req.BrokerID, req.BrokerEpoch = h.ID, h.Epoch
 	req.CurrentMetadataOffset = h.MetadataOffset
 	req.WantFence, req.WantShutdown = h.WantFence, h.WantShutdown
-	resp, err := c.Request(ctx, req)
+	resp, err := c.do(ctx, laneRequest, req, min(attempt, c.opts.RequestTimeout))
 	if err != nil {
 		return HeartbeatResult{IsFenced: true}, transportError(err)
 	}

@@ -213,3 +213,49 @@ func TestForward(t *testing.T) {
 		t.Fatal("Metadata forwarded")
 	}
 }
+
+// TestClientLeavesSilentController: a controller that accepts
+// connections but never answers (cut off by a partition, not crashed)
+// holds a heartbeat for one attempt only; the client then finds the
+// active controller among the others.
+func TestClientLeavesSilentController(t *testing.T) {
+	fc, voters, _ := fakeVoters(t, 1)
+	silent := wListen(t)
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		var held []net.Conn // keep them open, read nothing
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	voters[2] = silent.Addr().String()
+	fc.voters = voters
+	cl := wNewClient(t, voters)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	epoch, err := cl.RegisterBroker(ctx, BrokerRegistration{ID: 100, Host: "b", Port: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.active.Store(2) // it was the active controller a moment ago
+	start := time.Now()
+	res, herr := cl.heartbeat(ctx, BrokerHeartbeat{ID: 100, Epoch: epoch, MetadataOffset: epoch}, 300*time.Millisecond)
+	if herr != nil || res.IsFenced {
+		t.Fatalf("heartbeat: %+v %v", res, herr)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond || el > 3*time.Second {
+		t.Fatalf("heartbeat took %v", el)
+	}
+	if cl.ActiveID() != 1 {
+		t.Fatalf("active %d", cl.ActiveID())
+	}
+}

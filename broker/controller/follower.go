@@ -104,6 +104,13 @@ func (f *MetadataFollower) Close() {
 	<-f.done
 }
 
+// attempt bounds one fetch on one controller beyond the long-poll wait:
+// a silent controller must not hold metadata up for a whole
+// RequestTimeout when another has taken over.
+func (f *MetadataFollower) attempt() time.Duration {
+	return min(f.opts.Client.opts.RequestTimeout, 5*time.Second)
+}
+
 func (f *MetadataFollower) publish(img *metadata.Image) {
 	old := f.image.Swap(img)
 	if f.opts.OnChange != nil {
@@ -167,7 +174,7 @@ func (f *MetadataFollower) fetchOnce(ctx context.Context) error {
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
 
-	resp, err := f.opts.Client.do(ctx, laneFetch, req)
+	resp, err := f.opts.Client.do(ctx, laneFetch, req, f.attempt())
 	if err != nil {
 		return err
 	}
@@ -246,7 +253,7 @@ func (f *MetadataFollower) installSnapshot(ctx context.Context, endOffset int64,
 		p.Position = int64(len(data))
 		t.Partitions = append(t.Partitions, p)
 		req.Topics = append(req.Topics, t)
-		resp, err := f.opts.Client.do(ctx, laneFetch, req)
+		resp, err := f.opts.Client.do(ctx, laneFetch, req, f.attempt())
 		if err != nil {
 			return err
 		}

@@ -222,7 +222,9 @@ func (l *BrokerLifecycle) run(ctx context.Context) {
 			}
 			hb.WantFence = hb.MetadataOffset < epoch
 			actx, cancel := context.WithTimeout(ctx, attempt)
-			res, err := l.opts.Client.Heartbeat(actx, hb)
+			// One controller gets at most an interval (at least a second)
+			// before the client looks for another.
+			res, err := l.opts.Client.heartbeat(actx, hb, max(interval, time.Second))
 			cancel()
 			if ctx.Err() != nil {
 				return

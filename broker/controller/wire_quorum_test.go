@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/wire"
 )
 
 type wireVoter struct {
@@ -402,5 +403,43 @@ func TestQuorumFollowerInstallsSnapshot(t *testing.T) {
 	wConvergeAll(t, tq, []*wireBroker{early, late})
 	if late.f.Image().Topic("t0") == nil || late.f.Image().Topic("after-snapshot") == nil {
 		t.Fatal("late broker's image lacks topics")
+	}
+}
+
+// TestQuorumDescribeQuorum: every voter answers DescribeQuorum with the
+// same leader and epoch and the three voters; only the leader without an
+// error. This is what kafka-metadata-quorum describe and the client's
+// discovery read.
+func TestQuorumDescribeQuorum(t *testing.T) {
+	tq := startWireQuorum(t, 3, nil)
+	a := tq.active()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for id, addr := range tq.voters {
+		c, err := wire.Dial(ctx, addr, "describe-quorum-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		req.SetVersion(2)
+		rt := kmsg.NewDescribeQuorumRequestTopic()
+		rt.Topic = MetadataTopic
+		rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}
+		req.Topics = append(req.Topics, rt)
+		resp, err := c.Request(ctx, req)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.(*kmsg.DescribeQuorumResponse)
+		p := r.Topics[0].Partitions[0]
+		wantCode := kerr.NotLeaderForPartition.Code
+		if id == a.id {
+			wantCode = 0
+		}
+		if p.ErrorCode != wantCode || p.LeaderID != a.id || p.LeaderEpoch < 1 || int64(p.LeaderEpoch) != int64(a.q.LeaderEpoch()) ||
+			len(p.CurrentVoters) != 3 || len(r.Nodes) != 3 {
+			t.Fatalf("voter %d: %+v nodes %+v (active %d, epoch %d)", id, p, r.Nodes, a.id, a.q.LeaderEpoch())
+		}
 	}
 }
