@@ -245,6 +245,15 @@ func (l *Leader) InSyncCount() int {
 	return len(l.isr)
 }
 
+// InSync reports whether a replica is in the committed ISR: the leader's
+// fetch handler does not apply leader.replication.throttled.rate to
+// in-sync replicas (Kafka's shouldLeaderThrottle).
+func (l *Leader) InSync(replicaID int32) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.isr, replicaID)
+}
+
 // CheckMinISR returns NOT_ENOUGH_REPLICAS when the committed ISR is
 // smaller than min.insync.replicas (capped at the replication factor, as
 // Kafka's effectiveMinIsr): the check before an acks=all append.

@@ -83,7 +83,7 @@ func TestAcksAllWaitsForFollower(t *testing.T) {
 			t.Fatalf("round %d: acked offset %d but the follower has only %d", i, last, leo)
 		}
 	}
-	if ld.InSyncCount() != 2 || ld.CheckMinISR(2) != nil {
+	if ld.InSyncCount() != 2 || ld.CheckMinISR(2) != nil || !ld.InSync(2) {
 		t.Fatalf("ISR %v", ld.ISR())
 	}
 
@@ -107,6 +107,9 @@ func TestAcksAllWaitsForFollower(t *testing.T) {
 	}
 	if !slices.Equal(ld.ISR(), []int32{1}) || !slices.Equal(ctl.get().ISR, []int32{1}) {
 		t.Fatalf("ISR after shrink: leader %v controller %v", ld.ISR(), ctl.get().ISR)
+	}
+	if ld.InSync(2) {
+		t.Fatal("replica 2 still in sync")
 	}
 	if err := ld.CheckMinISR(2); !errors.Is(err, kerr.NotEnoughReplicas) {
 		t.Fatalf("CheckMinISR(2) with ISR [1]: %v", err)
