@@ -431,3 +431,74 @@ func TestLeaderMoves(t *testing.T) {
 		t.Fatal("C differs from B")
 	}
 }
+
+// TestConcurrentAcksAll: four producers append and wait for acks=all on
+// a three-replica partition; every acknowledged record is on every
+// replica, the logs are identical, and the ack latency is reported.
+func TestConcurrentAcksAll(t *testing.T) {
+	var cl addrs
+	a, b, c := newNode(t, 1, &cl, nil), newNode(t, 2, &cl, nil), newNode(t, 3, &cl, nil)
+	ctl := newController(part([]int32{1, 2, 3}, []int32{1, 2, 3}, 1, 1, 1))
+	ld := a.lead(LeaderOptions{State: ctl.get(), ReplicaLagTime: 10 * time.Second, AlterPartition: ctl.alter})
+	for _, n := range []*node{b, c} {
+		fm := startFetchers(t, fetcherOpts(n.id, &cl))
+		fm.Set(Follow{Topic: testTopic, TopicID: testTopicID, Partition: 0, Log: n.log, LeaderID: 1, LeaderEpoch: 1})
+	}
+	const producers, perProducer = 4, 100
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lat := make(chan time.Duration, producers*perProducer)
+	errc := make(chan error, producers)
+	for range producers {
+		go func() {
+			for range perProducer {
+				start := time.Now()
+				res, err := a.log.Append(mkBatch(2, 100), log.AppendOptions{LeaderEpoch: 1, AssignOffsets: true})
+				if err != nil {
+					errc <- err
+					return
+				}
+				ld.OnAppend()
+				a.mu.Lock()
+				close(a.appended)
+				a.appended = make(chan struct{})
+				a.mu.Unlock()
+				if err := ld.WaitReplicated(ctx, res.LastOffset, 2); err != nil {
+					errc <- err
+					return
+				}
+				if b.log.LogEndOffset() <= res.LastOffset || c.log.LogEndOffset() <= res.LastOffset {
+					errc <- errors.New("acknowledged before every ISR member had the record")
+					return
+				}
+				lat <- time.Since(start)
+			}
+			errc <- nil
+		}()
+	}
+	for range producers {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(lat)
+	var ds []time.Duration
+	for d := range lat {
+		ds = append(ds, d)
+	}
+	slices.Sort(ds)
+	t.Logf("acks=all latency over %d appends: p50 %v p99 %v max %v", len(ds), ds[len(ds)/2], ds[len(ds)*99/100], ds[len(ds)-1])
+	end := a.log.LogEndOffset()
+	if end != producers*perProducer*2 || ld.HighWatermark() != end {
+		t.Fatalf("leader end %d high watermark %d", end, ld.HighWatermark())
+	}
+	waitFor(t, 5*time.Second, "both followers complete", func() bool {
+		return b.log.LogEndOffset() == end && c.log.LogEndOffset() == end
+	})
+	want := logBytes(t, a.log, 0, end)
+	for _, n := range []*node{b, c} {
+		if !bytes.Equal(want, logBytes(t, n.log, 0, end)) {
+			t.Fatalf("replica %d differs", n.id)
+		}
+	}
+}
