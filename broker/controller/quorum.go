@@ -250,9 +250,11 @@ func (q *Quorum) Close() error {
 		return nil
 	}
 	close(q.closing)
-	q.wg.Wait()
 	q.active.Store(false)
+	// Shut raft down first: it fails whatever the run loop is waiting on
+	// (a barrier, a proposal) at once instead of after ApplyTimeout.
 	err := q.raft.Shutdown().Error()
+	q.wg.Wait()
 	if cerr := q.trans.Close(); err == nil {
 		err = cerr
 	}

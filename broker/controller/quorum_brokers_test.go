@@ -199,6 +199,30 @@ func TestSessionExpiryFencesAndMovesLeadership(t *testing.T) {
 		}
 	}
 
+	// Record by record: one metadata entry fenced broker 1, holding the
+	// new state of each partition whose ISR it was in, then the fencing.
+	entries, err := q.ReadLog(before.Offset+1, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fencing []metadata.Record
+	for _, e := range entries {
+		for _, r := range e.Records {
+			if r.BrokerChange != nil && r.BrokerChange.ID == 1 {
+				fencing = e.Records
+			}
+		}
+	}
+	if len(fencing) != 7 || fencing[6].BrokerChange == nil || !*fencing[6].BrokerChange.Fenced || fencing[6].BrokerChange.Epoch != epochs[1] {
+		t.Fatalf("fencing entry: %+v", fencing)
+	}
+	for i, r := range fencing[:6] {
+		if r.Partition == nil || r.Partition.TopicID != after.Topics["f"].ID || r.Partition.Index != int32(i) ||
+			!slices.Equal(r.Partition.ISR, partitionsOf(after, "f")[i].ISR) {
+			t.Fatalf("fencing entry record %d: %+v", i, r)
+		}
+	}
+
 	// Broker 1 comes back: unfenced, but it rejoins no ISR by itself.
 	hb.set(1, true)
 	waitFor(t, q, "broker 1 unfenced", func(img *metadata.Image) bool { return !img.Brokers[1].Fenced })
