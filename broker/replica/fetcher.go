@@ -154,7 +154,8 @@ func NewFetcherManager(o FetcherOptions) *FetcherManager {
 // Set starts following f, or changes its leader or epoch. Calling it again
 // with the same leader and epoch changes nothing (a fetch that the leader
 // fenced stays paused until a new epoch). An older epoch than the one
-// followed is ignored.
+// followed is ignored. A leader of -1 (offline) or this broker stops
+// following, as Remove.
 func (m *FetcherManager) Set(f Follow) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -162,6 +163,13 @@ func (m *FetcherManager) Set(f Follow) {
 		return
 	}
 	k := tpKey{f.Topic, f.Partition}
+	if f.LeaderID == m.o.LocalID || f.LeaderID < 0 {
+		// We lead it, or nobody does: nothing to fetch from.
+		if cur := m.owner[k]; cur != nil {
+			m.removeLocked(k, cur)
+		}
+		return
+	}
 	if cur := m.owner[k]; cur != nil {
 		if cur.leader == f.LeaderID {
 			cur.set(f)
@@ -688,7 +696,8 @@ func (fe *fetcher) fetch() bool {
 		}
 		a := answers[r.k]
 		if a == nil {
-			continue // not answered: asked again next round
+			fe.delayLocked(ps) // not answered: ask again after the backoff
+			continue
 		}
 		switch err := kerr.ErrorForCode(a.ErrorCode); err {
 		case nil:
