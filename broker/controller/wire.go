@@ -370,6 +370,12 @@ func serveDescribeQuorum(q ControllerQuorum, r *kmsg.DescribeQuorumRequest) kmsg
 	return resp
 }
 
+// sameCluster is KRaft's hasValidClusterId: a metadata fetch naming
+// another cluster is refused; one naming none is served.
+func sameCluster(q ControllerQuorum, id *string) bool {
+	return id == nil || *id == "" || *id == q.Image().ClusterID
+}
+
 func isMetadataFetch(r *kmsg.FetchRequest) bool {
 	for _, t := range r.Topics {
 		if isMetadataTopic(r.Version, t.Topic, t.TopicID) {
@@ -390,6 +396,10 @@ func isMetadataTopic(version int16, name string, id [16]byte) bool {
 func serveMetadataFetch(ctx context.Context, q ControllerQuorum, r *kmsg.FetchRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.FetchResponse)
 	resp.SetVersion(r.Version)
+	if !sameCluster(q, r.ClusterID) {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp
+	}
 	// KRaft serves exactly one partition of one topic.
 	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != 0 {
 		resp.ErrorCode = kerr.InvalidRequest.Code
@@ -570,6 +580,10 @@ func decodeSnapshot(b []byte, endOffset int64) (*metadata.Image, error) {
 func serveFetchSnapshot(q ControllerQuorum, r *kmsg.FetchSnapshotRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.FetchSnapshotResponse)
 	resp.SetVersion(r.Version)
+	if !sameCluster(q, r.ClusterID) {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp
+	}
 	if len(r.Topics) != 1 || r.Topics[0].Topic != MetadataTopic || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].Partition != 0 {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp

@@ -323,6 +323,19 @@ func TestServeMetadataFetch(t *testing.T) {
 		t.Fatalf("empty long poll after %v: %+v", el, r.Topics[0].Partitions[0])
 	}
 
+	// Another cluster's fetch is refused, as KRaft does.
+	f = metadataFetch(17, 1, 0)
+	other := "other-cluster"
+	f.ClusterID = &other
+	if r := wServe(t, q, f).(*kmsg.FetchResponse); r.ErrorCode != kerr.InconsistentClusterID.Code {
+		t.Fatalf("foreign cluster fetch: %+v", r)
+	}
+	same := "fake-cluster"
+	f.ClusterID = &same
+	if r := wServe(t, q, f).(*kmsg.FetchResponse); r.ErrorCode != 0 || len(r.Topics[0].Partitions[0].RecordBatches) == 0 {
+		t.Fatalf("own cluster fetch: %+v", r)
+	}
+
 	// Two partitions of the metadata topic: KRaft answers INVALID_REQUEST.
 	f = metadataFetch(17, 1, 0)
 	f.Topics[0].Partitions = append(f.Topics[0].Partitions, kmsg.FetchRequestTopicPartition{Partition: 1})
