@@ -86,7 +86,7 @@ func (c *fakeCluster) image() *metadata.Image {
 	return c.img
 }
 
-func (c *fakeCluster) createTopic(t *testing.T, name string, parts int, replicas []int32) metadata.UUID {
+func (c *fakeCluster) createTopic(t testing.TB, name string, parts int, replicas []int32) metadata.UUID {
 	t.Helper()
 	id := metadata.NewUUID()
 	recs := []metadata.Record{{Topic: &metadata.TopicRecord{Name: name, ID: id}}}
