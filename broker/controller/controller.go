@@ -250,6 +250,22 @@ type planner struct {
 	// place picks replicas for n new partitions numbered from
 	// firstPartition; INVALID_REPLICATION_FACTOR when rf cannot be met.
 	place func(img *metadata.Image, n, rf, firstPartition int) ([][]int32, *Error)
+	// activeISR starts a new partition's ISR with only the active
+	// replicas, led by the first (Kafka's controller does; a manual
+	// assignment may name a fenced broker). Otherwise ISR = replicas.
+	activeISR bool
+}
+
+// newPartition builds partition index with the given replicas.
+func (pl *planner) newPartition(img *metadata.Image, index int32, replicas []int32) (metadata.Partition, *Error) {
+	isr := slices.Clone(replicas)
+	if pl.activeISR {
+		isr = slices.DeleteFunc(isr, func(id int32) bool { return !img.Brokers[id].Active() })
+		if len(isr) == 0 {
+			return metadata.Partition{}, errorf(kerr.InvalidReplicaAssignment, "All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
+		}
+	}
+	return metadata.Partition{Index: index, Replicas: replicas, ISR: isr, Leader: isr[0]}, nil
 }
 
 // localPlanner places on unfenced brokers with Kafka's rack-unaware
@@ -361,7 +377,10 @@ func (pl *planner) planTopic(img *metadata.Image, r CreateTopic, pending map[str
 	t := &metadata.Topic{Name: r.Name, ID: metadata.NewUUID()}
 	recs := []metadata.Record{{Topic: &metadata.TopicRecord{Name: t.Name, ID: t.ID}}}
 	for i, replicas := range assignment {
-		p := metadata.Partition{Index: int32(i), Replicas: replicas, ISR: slices.Clone(replicas), Leader: replicas[0]}
+		p, err := pl.newPartition(img, int32(i), replicas)
+		if err != nil {
+			return nil, nil, err
+		}
 		t.Partitions = append(t.Partitions, &p)
 		recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: p}})
 	}
@@ -533,7 +552,10 @@ func (pl *planner) createPartitions(img *metadata.Image, topic string, count int
 	}
 	var recs []metadata.Record
 	for i, r := range replicas {
-		p := metadata.Partition{Index: have + int32(i), Replicas: r, ISR: slices.Clone(r), Leader: r[0]}
+		p, err := pl.newPartition(img, have+int32(i), r)
+		if err != nil {
+			return nil, err
+		}
 		recs = append(recs, metadata.Record{Partition: &metadata.PartitionRecord{TopicID: t.ID, Partition: p}})
 	}
 	return recs, nil

@@ -10,7 +10,8 @@ package controller
 // planning against the current image, proposing, and the in-memory broker
 // sessions — so each plan sees the effect of the previous write (propose
 // returns once the entry is applied locally). Raft's FSM goroutine
-// publishes images and calls OnChange; it never takes q.mu.
+// publishes images and calls OnChange; it never takes q.mu. OnChange must
+// therefore not call the Quorum's mutating methods: they wait for the FSM.
 
 import (
 	"context"
@@ -472,6 +473,7 @@ func (q *Quorum) newPlanner() *planner {
 		place: func(img *metadata.Image, n, rf, firstPartition int) ([][]int32, *Error) {
 			return placeStriped(img, n, rf)
 		},
+		activeISR: true,
 	}
 }
 

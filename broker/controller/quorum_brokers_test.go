@@ -288,6 +288,17 @@ func TestControlledShutdown(t *testing.T) {
 	if r := q.CreateTopics(ctx, []CreateTopic{{Name: "rf3", Partitions: 1, ReplicationFactor: 3}}, false); errCode(r[0].Err) != kerr.InvalidReplicationFactor {
 		t.Fatalf("RF 3 with a broker shutting down: %v", r[0].Err)
 	}
+	// A manual assignment may name it, but it starts outside the ISR.
+	r := q.CreateTopics(ctx, []CreateTopic{
+		{Name: "m", Assignment: [][]int32{{1, 2}}, Partitions: -1, ReplicationFactor: -1},
+		{Name: "m1", Assignment: [][]int32{{1}}, Partitions: -1, ReplicationFactor: -1},
+	}, false)
+	if r[0].Err != nil || errCode(r[1].Err) != kerr.InvalidReplicaAssignment {
+		t.Fatalf("manual assignments naming a broker in controlled shutdown: %v / %v", r[0].Err, r[1].Err)
+	}
+	if p := q.Image().Partition("m", 0); p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || !slices.Equal(p.Replicas, []int32{1, 2}) {
+		t.Fatalf("m-0: %+v", p)
+	}
 	p := img.Partition("c", 0)
 	if _, err := q.AlterPartition(ctx, AlterPartitionRequest{BrokerID: 2, BrokerEpoch: epochs[2], TopicID: img.Topics["c"].ID,
 		Partition: 0, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, NewISR: []int32{2, 1}}); errCode(err) != kerr.IneligibleReplica {

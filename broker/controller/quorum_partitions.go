@@ -292,10 +292,16 @@ func (q *Quorum) AlterPartition(ctx context.Context, r AlterPartitionRequest) (m
 
 // ElectLeaders runs preferred (or, with unclean, unclean) elections; nil
 // parts means every partition, and then partitions that need no election
-// are left out of the results, as in Kafka.
+// are left out of the results, as in Kafka. On a voter that is not active
+// every result is NOT_CONTROLLER (for nil parts: one result with an empty
+// TopicPartition).
 func (q *Quorum) ElectLeaders(ctx context.Context, unclean bool, parts []TopicPartition) []ElectResult {
 	all := parts == nil
 	if err := q.lockActive(); err != nil {
+		if all {
+			// One result with no partition carries the error.
+			return []ElectResult{{Err: err}}
+		}
 		out := make([]ElectResult, len(parts))
 		for i, tp := range parts {
 			out[i] = ElectResult{TopicPartition: tp, Err: err}
