@@ -15,7 +15,7 @@ import (
 // heartbeats keeps brokers alive, as their lifecycle loops would.
 type heartbeats struct {
 	t      *testing.T
-	q      *Quorum
+	target func() *Quorum // where to send: the active controller
 	mu     sync.Mutex
 	epochs map[int32]int64
 	alive  map[int32]bool
@@ -24,7 +24,11 @@ type heartbeats struct {
 }
 
 func startHeartbeats(t *testing.T, q *Quorum, epochs map[int32]int64) *heartbeats {
-	h := &heartbeats{t: t, q: q, epochs: epochs, alive: map[int32]bool{}, done: make(chan struct{})}
+	return startHeartbeatsTo(t, func() *Quorum { return q }, epochs)
+}
+
+func startHeartbeatsTo(t *testing.T, target func() *Quorum, epochs map[int32]int64) *heartbeats {
+	h := &heartbeats{t: t, target: target, epochs: epochs, alive: map[int32]bool{}, done: make(chan struct{})}
 	for id := range epochs {
 		h.alive[id] = true
 	}
@@ -40,9 +44,11 @@ func startHeartbeats(t *testing.T, q *Quorum, epochs map[int32]int64) *heartbeat
 			case <-tick.C:
 			}
 			h.mu.Lock()
-			for id, ok := range h.alive {
-				if ok {
-					h.q.BrokerHeartbeat(context.Background(), BrokerHeartbeat{ID: id, Epoch: h.epochs[id], MetadataOffset: h.q.Image().Offset})
+			if q := h.target(); q != nil {
+				for id, ok := range h.alive {
+					if ok {
+						q.BrokerHeartbeat(context.Background(), BrokerHeartbeat{ID: id, Epoch: h.epochs[id], MetadataOffset: q.Image().Offset})
+					}
 				}
 			}
 			h.mu.Unlock()
@@ -338,4 +344,44 @@ func TestFollowerVoterRefusesBrokerRequests(t *testing.T) {
 			t.Fatalf("delete on follower: %v", e[0])
 		}
 	}
+}
+
+// A new active controller gives every broker a fresh session: brokers that
+// keep heartbeating (to it) stay unfenced, one that died with the old
+// controller is fenced by the new one after its session times out.
+func TestSessionsAcrossControllerFailover(t *testing.T) {
+	const session = 800 * time.Millisecond
+	tq := newTestQuorum(t, 3, func(o *QuorumOptions) { o.BrokerSessionTimeout = session })
+	leader := tq.active(10 * time.Second)
+	epochs := registerLive(t, leader, 1, 2)
+	var mu sync.Mutex
+	var current *Quorum = leader
+	hb := startHeartbeatsTo(t, func() *Quorum {
+		mu.Lock()
+		defer mu.Unlock()
+		return current
+	}, epochs)
+	if r := leader.CreateTopics(context.Background(), []CreateTopic{{Name: "s", Assignment: [][]int32{{2, 1}}, Partitions: -1, ReplicationFactor: -1}}, false); r[0].Err != nil {
+		t.Fatal(r[0].Err)
+	}
+	hb.set(2, false)
+	mu.Lock()
+	current = nil
+	mu.Unlock()
+	tq.stop(leader.opts.NodeID)
+	next := tq.active(10 * time.Second)
+	mu.Lock()
+	current = next
+	mu.Unlock()
+	// Broker 2 is fenced by the new controller, one session after it
+	// took over; broker 1 never is.
+	waitFor(t, next, "broker 2 fenced by the new controller", func(img *metadata.Image) bool { return img.Brokers[2].Fenced })
+	img := next.Image()
+	if img.Brokers[1].Fenced {
+		t.Fatal("broker 1 fenced although it kept heartbeating")
+	}
+	if p := img.Partition("s", 0); p.Leader != 1 || !slices.Equal(p.ISR, []int32{1}) {
+		t.Fatalf("s-0 after broker 2 was fenced: %+v", p)
+	}
+	hb.stop()
 }
