@@ -31,6 +31,7 @@ import (
 	"github.com/fjordhq/fjord/broker/batch"
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/protocol"
+	"github.com/fjordhq/fjord/broker/replica"
 )
 
 func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
@@ -106,7 +107,7 @@ func (s *Server) handleProduce(r *kmsg.ProduceRequest) protocol.Response {
 // replicationWait is an acks=all answer waiting for the ISR.
 type replicationWait struct {
 	topic, partition int // indexes into the response
-	repl             leaderReplication
+	repl             *replica.Leader
 	offset           int64 // last offset appended
 	minISR           int
 }
@@ -120,13 +121,15 @@ func (s *Server) awaitReplication(resp *kmsg.ProduceResponse, waits []replicatio
 	defer cancel()
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.partition]
-		switch err := w.repl.WaitReplicated(ctx, w.offset, w.minISR); {
+		err := w.repl.WaitReplicated(ctx, w.offset, w.minISR)
+		var ke *kerr.Error
+		switch {
 		case err == nil:
-		case errors.Is(err, errNotEnoughReplicasAfterAppend):
-			sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
-			sp.ErrorMessage = ptr("The size of the current ISR is below min.insync.replicas after the append")
-		case errors.Is(err, errNotLeader):
-			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		case errors.As(err, &ke):
+			sp.ErrorCode = ke.Code
+			if msg := err.Error(); msg != ke.Error() {
+				sp.ErrorMessage = ptr(msg)
+			}
 		default:
 			sp.ErrorCode = kerr.RequestTimedOut.Code
 		}

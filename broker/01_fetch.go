@@ -198,17 +198,22 @@ func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64
 			sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			return log.ReadResult{}
 		}
-		var err error
-		if hw, err = repl.FollowerFetch(replicaID, replicaEpoch, rp.FetchOffset); err != nil {
-			sp.ErrorCode = kerr.NotLeaderForPartition.Code
+		st, err := repl.FollowerFetch(replicaID, replicaEpoch, rp.FetchOffset, rp.LastFetchedEpoch)
+		if err != nil {
+			sp.ErrorCode = errorCode(err)
 			return log.ReadResult{}
 		}
-		limitOffset = p.log.LogEndOffset()
+		hw, limitOffset = st.HighWatermark, p.log.LogEndOffset()
+		if d := st.Diverging; d != nil {
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = hw, hw, p.log.LogStartOffset()
+			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = d.Epoch, d.EndOffset
+			return log.ReadResult{}
+		}
 	}
 	sp.HighWatermark = hw
 	sp.LastStableOffset = hw
 	sp.LogStartOffset = p.log.LogStartOffset()
-	if rp.LastFetchedEpoch >= 0 {
+	if rp.LastFetchedEpoch >= 0 && replicaID < 0 {
 		e, end := p.log.EndOffsetForEpoch(rp.LastFetchedEpoch)
 		if e != rp.LastFetchedEpoch || end < rp.FetchOffset {
 			sp.DivergingEpoch.Epoch = e

@@ -67,6 +67,11 @@ func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Req
 	if s.mustForward(req.Key) {
 		return protocol.Response{Msg: s.forward(ctx, req.Body)}
 	}
+	return s.dispatch(ctx, c, req)
+}
+
+// dispatch runs a request's handler here (no forwarding).
+func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	var resp kmsg.Response
 	switch req.Key {
 	case int16(kmsg.JoinGroup), int16(kmsg.SyncGroup), int16(kmsg.DescribeGroups):

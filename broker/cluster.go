@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -226,3 +228,7 @@ func (s *Server) brokerEpoch() int64 {
 	}
 	return s.epoch()
 }
+
+func sortedKeys[V any](m map[int16]V) []int16 { return slices.Sorted(maps.Keys(m)) }
+
+func sortedKeys32[V any](m map[int32]V) []int32 { return slices.Sorted(maps.Keys(m)) }

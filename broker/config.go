@@ -74,6 +74,12 @@ type ClusterConfig struct {
 	// Listeners are the advertised client listeners, registered with the
 	// controller.
 	Listeners []controller.Listener
+	// InterBrokerListener is inter.broker.listener.name: the listener of
+	// other brokers this one replicates from.
+	InterBrokerListener string
+	// StaticConfigs are server.properties, for the controller's own
+	// settings (unclean.leader.election.enable, auto.leader.rebalance.*).
+	StaticConfigs map[string]string
 
 	// broker.session.timeout.ms and broker.heartbeat.interval.ms. Fjord's
 	// defaults (2000 and 500) are shorter than Kafka's (9000 and 2000) so

@@ -93,6 +93,8 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 		ReplicaFetchWait:              ms("replica.fetch.wait.max.ms", 500),
 		ReplicaFetchBackoff:           ms("replica.fetch.backoff.ms", 1000),
 		OffsetsTopicReplicationFactor: b.OffsetsTopicReplicationFactor,
+		InterBrokerListener:           b.InterBrokerListenerName,
+		StaticConfigs:                 props,
 	}
 	for _, v := range b.ControllerQuorumVoters {
 		cfg.Cluster.Voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port)))

@@ -1,12 +1,12 @@
 package broker
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/replica"
 )
 
 // partition is a partition this broker hosts: its log plus the replica
@@ -28,7 +28,7 @@ type partition struct {
 	leaderID atomic.Int32
 	// repl is the leader-side replication state (nil on a single node and
 	// on followers).
-	repl atomic.Pointer[replicationRef]
+	repl atomic.Pointer[replica.Leader]
 
 	// settings is the topic's effective configuration, swapped whole on
 	// config changes.
@@ -52,32 +52,9 @@ const (
 // isLeader reports whether this broker leads the partition.
 func (p *partition) isLeader() bool { return p.role.Load() == roleLeader }
 
-// leaderReplication is what the handlers need of a leader's follower
-// tracking (broker/replica.Leader, adapted in replication.go).
-type leaderReplication interface {
-	// OnAppend tells the tracker the leader's log grew.
-	OnAppend()
-	// InSyncCount is the size of the committed ISR (min.insync.replicas).
-	InSyncCount() int
-	// WaitReplicated returns nil once the high watermark passed offset,
-	// errNotEnoughReplicasAfterAppend when the ISR fell below minISR
-	// first, errNotLeader when leadership moved, or ctx's error.
-	WaitReplicated(ctx context.Context, offset int64, minISR int) error
-	// FollowerFetch records a follower's fetch position and returns the
-	// high watermark to send it; an error means the replica may not fetch
-	// (not in the assignment, stale broker epoch).
-	FollowerFetch(replicaID int32, replicaEpoch int64, fetchOffset int64) (int64, error)
-}
-
-type replicationRef struct{ leaderReplication }
-
-// replication returns the leader-side tracker, nil without followers.
-func (p *partition) replication() leaderReplication {
-	if r := p.repl.Load(); r != nil {
-		return r.leaderReplication
-	}
-	return nil
-}
+// replication returns the leader-side follower tracking, nil on a
+// single node and on followers.
+func (p *partition) replication() *replica.Leader { return p.repl.Load() }
 
 // notify wakes parked fetches without moving the high watermark: replica
 // fetches wait for the log end offset, not for the high watermark.

@@ -15,13 +15,8 @@ import (
 	"github.com/fjordhq/fjord/broker/metadata"
 )
 
-var (
-	// errNotEnoughReplicasAfterAppend: an acks=all append landed but the
-	// ISR shrank below min.insync.replicas before it was replicated.
-	errNotEnoughReplicasAfterAppend = errors.New("ISR below min.insync.replicas after the append")
-	// errNotLeader: leadership moved while a request waited.
-	errNotLeader = errors.New("no longer the leader")
-)
+// errNotLeader: this broker does not lead the partition (any more).
+var errNotLeader = errors.New("not the leader of the partition")
 
 // notHostedCode answers a request for a partition this broker does not
 // host: NOT_LEADER_OR_FOLLOWER if the partition exists (the client's

@@ -69,6 +69,11 @@ type Server struct {
 	producerIDs producerIDAllocator
 	metrics     *Metrics
 
+	// cluster holds the cluster parts (cluster_node.go); nil on a single
+	// node. joined is set once the controller unfenced this broker.
+	cluster *clusterNode
+	joined  atomic.Bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -94,22 +99,32 @@ func New(cfg Config) (*Server, error) {
 	}()
 
 	var err error
-	s.local, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
-		NodeID:                   cfg.NodeID,
-		ClusterID:                cfg.ClusterID,
-		Logger:                   s.log.With("component", "controller"),
-		DefaultPartitions:        cfg.NumPartitions,
-		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-		ValidateTopicConfigs:     cfg.Topics.Validate,
-		ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
-		BootstrapConfigs:         cfg.BootstrapConfigs,
-		OnChange:                 s.onMetadataChange,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open controller metadata in %s: %w", cfg.MetadataDir, err)
+	if cfg.Cluster.Enabled() {
+		if err := s.openCluster(); err != nil {
+			return nil, err
+		}
+		if !cfg.Cluster.Broker {
+			ok = true
+			return s, nil // a controller-only node has no logs or clients
+		}
+	} else {
+		s.local, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
+			NodeID:                   cfg.NodeID,
+			ClusterID:                cfg.ClusterID,
+			Logger:                   s.log.With("component", "controller"),
+			DefaultPartitions:        cfg.NumPartitions,
+			DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+			ValidateTopicConfigs:     cfg.Topics.Validate,
+			ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
+			BootstrapConfigs:         cfg.BootstrapConfigs,
+			OnChange:                 s.onMetadataChange,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("open controller metadata in %s: %w", cfg.MetadataDir, err)
+		}
+		s.ctrl = s.local
+		s.img.Store(s.local.Image())
 	}
-	s.ctrl = s.local
-	s.img.Store(s.local.Image())
 
 	t0 := time.Now()
 	s.logs, err = log.OpenManager(cfg.LogManager, s.logConfigFor, log.Options{
@@ -138,11 +153,14 @@ func New(cfg Config) (*Server, error) {
 			port = int32(pn)
 		}
 	}
-	if err := s.local.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
-		return nil, fmt.Errorf("register broker: %w", err)
-	}
-
-	if err := s.reconcile(s.image()); err != nil {
+	if s.local != nil {
+		if err := s.local.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
+			return nil, fmt.Errorf("register broker: %w", err)
+		}
+		if err := s.reconcile(s.image()); err != nil {
+			return nil, err
+		}
+	} else if err := s.joinCluster(host, port); err != nil {
 		return nil, err
 	}
 
@@ -177,12 +195,27 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
-// Serve answers Kafka requests until Close. It returns nil after Close.
+// Serve answers Kafka requests until Close (on the client listener and,
+// on a controller, the controller listener). It returns nil after Close.
 func (s *Server) Serve() error {
+	if s.ln == nil && s.cluster != nil && s.cluster.ctrlProto != nil {
+		// A controller-only node: its listener is served since New.
+		<-s.ctx.Done()
+		return nil
+	}
 	if s.ln == nil {
 		return errors.New("broker has no listener")
 	}
 	return s.proto.Serve(s.ln)
+}
+
+// ControllerAddr is the controller listener's address (nil without the
+// controller role).
+func (s *Server) ControllerAddr() net.Addr {
+	if cl := s.cluster; cl != nil && cl.ctrlLn != nil {
+		return cl.ctrlLn.Addr()
+	}
+	return nil
 }
 
 // ClusterID returns the cluster id.
@@ -191,8 +224,14 @@ func (s *Server) ClusterID() string { return s.image().ClusterID }
 // Metrics returns the broker's metrics.
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-// Ready reports whether the broker is serving.
-func (s *Server) Ready() bool { return !s.closed.Load() }
+// Ready reports whether the broker is serving: in a cluster, once the
+// controller has unfenced it.
+func (s *Server) Ready() bool {
+	if s.closed.Load() {
+		return false
+	}
+	return s.cluster == nil || !s.cfg.Cluster.Broker || s.joined.Load()
+}
 
 // Close stops serving and closes storage cleanly, writing the
 // clean-shutdown markers that let the next start skip log recovery.
@@ -200,6 +239,7 @@ func (s *Server) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	clusterErr := s.closeCluster() // controlled shutdown, while still serving
 	s.cancel()
 	if s.proto != nil {
 		s.proto.Close()
@@ -207,17 +247,21 @@ func (s *Server) Close() error {
 	if s.groups != nil {
 		s.groups.Close()
 	}
+	if s.cluster != nil && s.cluster.ctrlProto != nil {
+		s.cluster.ctrlProto.Close()
+	}
 	s.wg.Wait()
-	return s.closeParts()
+	return errors.Join(clusterErr, s.closeParts())
 }
 
 func (s *Server) closeParts() error {
 	var errs []error
+	errs = append(errs, s.closeClusterParts())
 	if s.logs != nil {
 		errs = append(errs, s.logs.Close())
 	}
-	if s.ctrl != nil {
-		errs = append(errs, s.ctrl.Close())
+	if s.local != nil {
+		errs = append(errs, s.local.Close())
 	}
 	if s.ln != nil {
 		s.ln.Close()
@@ -232,8 +276,10 @@ func (s *Server) logConfigFor(topic string) log.Config {
 
 func (s *Server) onMetadataChange(old, img *metadata.Image) {
 	s.img.Store(img)
-	if s.logs == nil {
-		return // still opening
+	if s.logs == nil || (s.cluster != nil && !s.joined.Load()) {
+		// Still opening, or a cluster broker whose metadata has not caught
+		// up yet: joinCluster reconciles once it has.
+		return
 	}
 	if err := s.reconcile(img); err != nil {
 		s.log.Error("apply metadata change", "err", err)
@@ -280,7 +326,12 @@ func (s *Server) reconcile(img *metadata.Image) error {
 					}
 				}
 				p = &partition{topic: name, index: mp.Index, topicID: t.ID, log: l}
-				p.hw.Store(l.LogEndOffset())
+				if s.cluster == nil {
+					p.hw.Store(l.LogEndOffset()) // one replica: everything is committed
+				} else {
+					hw, _ := l.HighWatermark() // what was known committed; the leader raises it
+					p.hw.Store(hw)
+				}
 			}
 			wasLeader := p.isLeader()
 			p.leaderEpoch.Store(mp.LeaderEpoch)
@@ -290,6 +341,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 			} else {
 				p.role.Store(roleFollower)
 			}
+			s.reconcileReplica(p, mp)
 			if name == offsetsTopic && wasLeader != p.isLeader() {
 				moved = append(moved, coordinatorMove{mp.Index, p.isLeader()})
 			}
@@ -300,6 +352,18 @@ func (s *Server) reconcile(img *metadata.Image) error {
 			}
 			next.byKey[key] = p
 			next.byID[t.ID] = append(next.byID[t.ID], p)
+		}
+	}
+	// Partitions no longer hosted here stop replicating before their logs
+	// go.
+	if old != nil {
+		for k, p := range old.byKey {
+			if next.byKey[k] != p {
+				s.dropReplica(p)
+				if p.topic == offsetsTopic && p.isLeader() {
+					moved = append(moved, coordinatorMove{p.index, false})
+				}
+			}
 		}
 	}
 	// Logs on disk that the image no longer has: deleted topics (also

@@ -13,10 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// Client returns a franz-go client for addr, closed when the test ends.
+// Client returns a franz-go client for addr (one host:port or a comma
+// separated bootstrap list), closed when the test ends.
 func Client(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(addr, ",")...)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kgo client: %v", err)
 	}
