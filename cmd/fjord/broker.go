@@ -47,7 +47,12 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
 			return runBroker(cfg, httpAddr, nil, func(b *broker.Server, h *api.Server) {
-				fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, b.Addr())
+				if a := b.Addr(); a != nil {
+					fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, a)
+				}
+				if a := b.ControllerAddr(); a != nil {
+					fmt.Printf("Fjord controller %d listening on %s (voters %v)\n", cfg.NodeID, a, cfg.Cluster.Voters)
+				}
 				if h != nil {
 					fmt.Printf("HTTP on http://%s\n", h.Addr())
 				}
