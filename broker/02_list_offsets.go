@@ -30,7 +30,7 @@ func (s *Server) handleListOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsets
 			} else if !p.isLeader() && r.ReplicaID != -2 { // -2: a debugging client may read followers
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			} else {
-				s.listOffset(p, rp, &sp)
+				s.listOffset(p, r.ReplicaID, rp, &sp)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -39,7 +39,7 @@ func (s *Server) handleListOffsets(r *kmsg.ListOffsetsRequest) *kmsg.ListOffsets
 	return resp
 }
 
-func (s *Server) listOffset(p *partition, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
+func (s *Server) listOffset(p *partition, replicaID int32, rp *kmsg.ListOffsetsRequestTopicPartition, sp *kmsg.ListOffsetsResponseTopicPartition) {
 	epoch := p.leaderEpoch.Load()
 	switch {
 	case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
@@ -57,6 +57,9 @@ func (s *Server) listOffset(p *partition, rp *kmsg.ListOffsetsRequestTopicPartit
 	switch rp.Timestamp {
 	case -1: // latest
 		sp.Offset = hw
+		if replicaID >= 0 {
+			sp.Offset = p.log.LogEndOffset() // a follower asks for the log end, as in Kafka
+		}
 	case -2, -4: // earliest, earliest local
 		sp.Offset = p.log.LogStartOffset()
 	case -3: // max timestamp
