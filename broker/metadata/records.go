@@ -22,6 +22,9 @@ type Record struct {
 	// BrokerChange is Kafka's BrokerRegistrationChangeRecord: fencing,
 	// unfencing and controlled shutdown of a registered broker.
 	BrokerChange *BrokerChangeRecord `json:"brokerChange,omitempty"`
+	// UnregisterBroker is Kafka's UnregisterBrokerRecord: the broker
+	// leaves the image (UnregisterBroker, `fjord cluster remove-broker`).
+	UnregisterBroker *UnregisterBrokerRecord `json:"unregisterBroker,omitempty"`
 }
 
 // ClusterRecord sets the cluster id and the active controller.
@@ -73,6 +76,13 @@ type BrokerChangeRecord struct {
 	Epoch                int64 `json:"epoch"`
 	Fenced               *bool `json:"fenced,omitempty"`
 	InControlledShutdown *bool `json:"inControlledShutdown,omitempty"`
+}
+
+// UnregisterBrokerRecord removes a broker registration. Epoch must match
+// the registration, so a removal never drops a newer incarnation.
+type UnregisterBrokerRecord struct {
+	ID    int32 `json:"id"`
+	Epoch int64 `json:"epoch"`
 }
 
 // ApplyEntry returns the image after one metadata log entry holding recs,
@@ -143,6 +153,13 @@ func (img *Image) apply(r Record, offset int64) error {
 			b.InControlledShutdown = *c.InControlledShutdown
 		}
 		img.Brokers[b.ID] = &b
+	case r.UnregisterBroker != nil:
+		u := r.UnregisterBroker
+		old := img.Brokers[u.ID]
+		if old == nil || old.Epoch != u.Epoch {
+			return fmt.Errorf("unregister of broker %d epoch %d, which is not registered", u.ID, u.Epoch)
+		}
+		delete(img.Brokers, u.ID)
 	case r.Topic != nil:
 		if _, ok := img.Topics[r.Topic.Name]; ok {
 			return fmt.Errorf("topic %q already exists", r.Topic.Name)
