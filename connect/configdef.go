@@ -501,12 +501,14 @@ func ListOf(allowed ...string) Validator {
 	}
 }
 
-// NonEmptyString requires a non-empty string.
+// NonEmptyString requires a non-empty string: Kafka 4.4's
+// ConfigDef.NonEmptyString, with its message. (Kafka's
+// NonEmptyStringWithoutControlChars says "String may not be empty".)
 func NonEmptyString(name string, v any) error {
 	// Like Kafka's NonEmptyString, null passes: a missing required value
 	// is reported once, as missing.
 	if s, ok := v.(string); ok && s == "" {
-		return errors.New("String may not be empty")
+		return errors.New("String must be non-empty")
 	}
 	return nil
 }

@@ -150,3 +150,21 @@ func TestConfigDefParseAndValidate(t *testing.T) {
 		t.Fatal("password printed")
 	}
 }
+
+// NonEmptyString answers as Kafka 4.4's ConfigDef.NonEmptyString
+// (kafka-clients 4.4.0: "String must be non-empty"); null passes.
+func TestNonEmptyStringMessage(t *testing.T) {
+	d := NewConfigDef().
+		Define(ConfigKey{Name: "topic", Type: TypeString, Default: NoDefault, Validator: NonEmptyString, Importance: High})
+	vals := d.Validate(map[string]string{"topic": "  "})
+	want := "Invalid value  for configuration topic: String must be non-empty"
+	if len(vals) != 1 || len(vals[0].Errors) != 1 || vals[0].Errors[0] != want {
+		t.Fatalf("validate: %+v, want %q", vals, want)
+	}
+	if err := NonEmptyString("topic", nil); err != nil {
+		t.Fatalf("null: %v", err)
+	}
+	if err := NonEmptyString("topic", "t"); err != nil {
+		t.Fatalf("t: %v", err)
+	}
+}

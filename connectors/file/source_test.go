@@ -317,7 +317,7 @@ func TestSourceConnector(t *testing.T) {
 		want  string
 	}{
 		{map[string]string{"file": "f"}, "topic", `Missing required configuration "topic" which has no default value.`},
-		{map[string]string{"topic": "   "}, "topic", "Invalid value  for configuration topic: String may not be empty"},
+		{map[string]string{"topic": "   "}, "topic", "Invalid value  for configuration topic: String must be non-empty"},
 		{map[string]string{"topic": "t", "batch.size": "abcd"}, "batch.size", "Invalid value abcd for configuration batch.size: Not a number of type INT"},
 		{map[string]string{"topic": "a,b"}, "topic", singleTopicMessage},
 	} {
