@@ -148,6 +148,7 @@ var forwardable = map[kmsg.Key]bool{
 	kmsg.CreateTopics: true, kmsg.DeleteTopics: true, kmsg.CreatePartitions: true,
 	kmsg.AlterConfigs: true, kmsg.IncrementalAlterConfigs: true, kmsg.ElectLeaders: true,
 	kmsg.AlterPartitionAssignments: true, kmsg.ListPartitionReassignments: true,
+	kmsg.UnregisterBroker: true,
 }
 
 // Forward sends an admin request, at the version the client sent it, to
@@ -389,6 +390,8 @@ func notController(resp kmsg.Response) bool {
 	case *kmsg.AlterPartitionAssignmentsResponse:
 		return r.ErrorCode == nc
 	case *kmsg.ListPartitionReassignmentsResponse:
+		return r.ErrorCode == nc
+	case *kmsg.UnregisterBrokerResponse:
 		return r.ErrorCode == nc
 	}
 	return false
