@@ -60,7 +60,7 @@ const RaftMagic uint32 = 0x464A5246 // "FJRF"
 var ControllerAPIs = []kmsg.Key{
 	kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.AlterPartition,
 	kmsg.AllocateProducerIDs, kmsg.Fetch, // Fetch: __cluster_metadata only
-	kmsg.DescribeQuorum, kmsg.FetchSnapshot,
+	kmsg.DescribeQuorum, kmsg.FetchSnapshot, kmsg.UnregisterBroker,
 }
 
 // BrokerRegistration is what a broker sends when it starts
