@@ -52,6 +52,7 @@ var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.ElectLeaders):               {Min: 0, Max: 2},
 	int16(kmsg.AlterPartitionAssignments):  {Min: 0, Max: 1},
 	int16(kmsg.ListPartitionReassignments): {Min: 0, Max: 0},
+	int16(kmsg.UnregisterBroker):           {Min: 0, Max: 0},
 }
 
 // advertisedVersions is what ApiVersions answers: apiVersions, with
@@ -144,6 +145,8 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 		resp = s.handleAlterPartitionAssignments(ctx, r)
 	case *kmsg.ListPartitionReassignmentsRequest:
 		resp = s.handleListPartitionReassignments(ctx, r)
+	case *kmsg.UnregisterBrokerRequest:
+		resp = s.handleUnregisterBroker(ctx, r)
 	default:
 		// The protocol layer only passes advertised APIs; reaching here
 		// is a bug in the table above.

@@ -87,6 +87,7 @@ var ControllerVersions = map[kmsg.Key]VersionRange{
 	kmsg.DescribeQuorum:      {0, 2},
 	kmsg.FetchSnapshot:       {0, 1},
 	kmsg.Fetch:               {4, 17},
+	kmsg.UnregisterBroker:    {0, 0},
 }
 
 // clientVersions are the versions ControllerClient sends.
@@ -98,6 +99,7 @@ var clientVersions = map[kmsg.Key]int16{
 	kmsg.DescribeQuorum:      2,
 	kmsg.FetchSnapshot:       1,
 	kmsg.Fetch:               17, // v13+: topic ids; v15+: ReplicaState
+	kmsg.UnregisterBroker:    0,
 }
 
 // maxFetchEntries caps the log entries one Fetch answer reads.
@@ -128,6 +130,8 @@ func ServeControllerRequest(ctx context.Context, q ControllerQuorum, req kmsg.Re
 		resp = serveMetadataFetch(ctx, q, r)
 	case *kmsg.FetchSnapshotRequest:
 		resp = serveFetchSnapshot(q, r)
+	case *kmsg.UnregisterBrokerRequest:
+		resp = serveUnregisterBroker(ctx, q, r)
 	default:
 		return nil, false
 	}
