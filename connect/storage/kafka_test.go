@@ -218,9 +218,18 @@ func TestKafkaTopicChecks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "required to have a single partition") {
 		t.Errorf("two-partition config topic: %v", err)
 	}
-	_, err = StartKafkaStatusStore(ctx, kafkaOpts(b.Addr), KafkaTopic{Name: "missing", Create: false})
-	if err == nil || !strings.Contains(err.Error(), "does not exist") {
+	// A topic that never appears fails after TopicTimeout with Kafka's
+	// message and the reason.
+	opts := kafkaOpts(b.Addr)
+	opts.TopicTimeout = 700 * time.Millisecond
+	start := time.Now()
+	_, err = StartKafkaStatusStore(ctx, opts, KafkaTopic{Name: "missing", Property: "status.storage.topic", Create: false})
+	if err == nil || !strings.Contains(err.Error(), "Could not look up partition metadata for connector and task statuses topic missing in allotted period") ||
+		!strings.Contains(err.Error(), "does not exist and internal.topics.automatic.creation.enable is false") {
 		t.Errorf("missing topic without creation: %v", err)
+	}
+	if el := time.Since(start); el < 700*time.Millisecond || el > 10*time.Second {
+		t.Errorf("gave up after %v; want about the 700ms TopicTimeout", el)
 	}
 	// Creation makes the topic compacted with the asked partitions.
 	s, err := StartKafkaStatusStore(ctx, kafkaOpts(b.Addr), KafkaTopic{Name: "made", Partitions: 3, ReplicationFactor: 1, Create: true})
@@ -242,3 +251,116 @@ func TestKafkaTopicChecks(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// A store whose topic does not exist yet, with creation disabled, waits
+// for it (an operator or another worker creating it) instead of failing
+// at once, as Kafka's KafkaBasedLog waits for partition metadata.
+func TestKafkaStoreWaitsForTopicCreatedElsewhere(t *testing.T) {
+	b := testkit.StartBroker(t, map[string]string{"auto.create.topics.enable": "false"})
+	ctx := testkit.Context(t, time.Minute)
+	adm := testkit.Admin(t, b.Addr)
+	created := make(chan error, 1)
+	go func() {
+		time.Sleep(800 * time.Millisecond)
+		_, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": ptr("compact")}, "late-configs")
+		created <- err
+	}()
+	opts := kafkaOpts(b.Addr)
+	opts.TopicTimeout = 20 * time.Second
+	start := time.Now()
+	s, err := StartKafkaConfigStore(ctx, opts, KafkaTopic{Name: "late-configs", Create: false})
+	if err != nil {
+		t.Fatalf("store did not wait for its topic: %v", err)
+	}
+	defer s.Close()
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 700*time.Millisecond {
+		t.Errorf("started after %v, before the topic existed", el)
+	}
+	if err := s.PutConnectorConfig(ctx, "c1", map[string]string{"connector.class": "X"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Snapshot().Connectors["c1"]; !ok {
+		t.Errorf("written config not in the snapshot")
+	}
+}
+
+// Several workers starting at once all create-or-find the same three
+// internal topics (one gets TOPIC_ALREADY_EXISTS, others see the topic
+// while it is being created) and every one of them ends up reading what
+// the others wrote.
+func TestKafkaStoresConcurrentStart(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	ctx := testkit.Context(t, 2*time.Minute)
+	const workers = 4
+	type stores struct {
+		off *KafkaOffsetStore
+		cfg *KafkaConfigStore
+		st  *KafkaStatusStore
+	}
+	got := make([]stores, workers)
+	errs := make(chan error, 3*workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			s, err := StartKafkaOffsetStore(ctx, kafkaOpts(b.Addr), KafkaTopic{Name: "race-offsets", Property: "offset.storage.topic", Partitions: 25, ReplicationFactor: 1, Create: true})
+			got[w].off = s
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			s, err := StartKafkaConfigStore(ctx, kafkaOpts(b.Addr), KafkaTopic{Name: "race-configs", ReplicationFactor: 1, Create: true})
+			got[w].cfg = s
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			s, err := StartKafkaStatusStore(ctx, kafkaOpts(b.Addr), KafkaTopic{Name: "race-status", Partitions: 5, ReplicationFactor: 1, Create: true})
+			got[w].st = s
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent start: %v", err)
+		}
+	}
+	for _, s := range got {
+		defer s.off.Close()
+		defer s.cfg.Close()
+		defer s.st.Close()
+	}
+	for w := range got {
+		name := fmt.Sprintf("c%d", w)
+		if err := got[w].off.Put(ctx, name, []connect.SourcePartitionOffset{{Partition: map[string]any{"p": "x"}, Offset: map[string]any{"n": int64(w)}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := got[w].cfg.PutConnectorConfig(ctx, name, map[string]string{"connector.class": "X"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for w := range got {
+		if err := got[w].cfg.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got[w].cfg.Snapshot().Connectors); n != workers {
+			t.Errorf("worker %d sees %d connector configs, want %d", w, n, workers)
+		}
+		for o := range got {
+			v, err := got[w].off.Get(ctx, fmt.Sprintf("c%d", o), []map[string]any{{"p": "x"}})
+			if err != nil || v[0] == nil || v[0]["n"] != int64(o) {
+				t.Errorf("worker %d reads offset of c%d as %v, %v", w, o, v, err)
+			}
+		}
+	}
+	td, err := testkit.Admin(t, b.Addr).ListTopics(ctx, "race-offsets", "race-configs", "race-status")
+	if err != nil || len(td["race-offsets"].Partitions) != 25 || len(td["race-configs"].Partitions) != 1 || len(td["race-status"].Partitions) != 5 {
+		t.Errorf("topics %+v %v", td, err)
+	}
+}

@@ -41,17 +41,21 @@ type KafkaOptions struct {
 	Logger     *slog.Logger
 	// ReadTimeout bounds the initial read to the end (default 2 min).
 	ReadTimeout time.Duration
+	// TopicTimeout bounds waiting for the topic to become usable when it
+	// is missing or not led yet (default DefaultTopicTimeout, Kafka's 30 s).
+	TopicTimeout time.Duration
 }
 
 // kafkaLog is a compacted topic read from the start into memory and kept
 // current by a consumer goroutine (Kafka's KafkaBasedLog).
 type kafkaLog struct {
-	topic   KafkaTopic
-	purpose string
-	log     *slog.Logger
-	cl      *kgo.Client
-	adm     *kadm.Client
-	consume func(r *kgo.Record)
+	topic        KafkaTopic
+	topicTimeout time.Duration
+	purpose      string
+	log          *slog.Logger
+	cl           *kgo.Client
+	adm          *kadm.Client
+	consume      func(r *kgo.Record)
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -69,7 +73,7 @@ func startKafkaLog(ctx context.Context, opts KafkaOptions, topic KafkaTopic, pur
 	if log == nil {
 		log = slog.Default()
 	}
-	l := &kafkaLog{topic: topic, purpose: purpose, log: log.With("topic", topic.Name), consume: consume,
+	l := &kafkaLog{topic: topic, topicTimeout: opts.TopicTimeout, purpose: purpose, log: log.With("topic", topic.Name), consume: consume,
 		positions: map[int32]int64{}, advanced: make(chan struct{})}
 	// Metadata is cached for 5s by default; a topic just created would
 	// look missing for that long.
@@ -118,18 +122,76 @@ func startKafkaLog(ctx context.Context, opts KafkaOptions, topic KafkaTopic, pur
 	return l, nil
 }
 
-// ensureTopic creates the topic if missing and allowed, then checks it
-// as Kafka's workers do: compacted only, and (config topic) one partition.
+// ensureTopic makes sure the topic exists and is usable, creating it if
+// missing and allowed, then checks it as Kafka's workers do: compacted
+// only, and (config topic) one partition.
+//
+// Workers that start together race for their internal topics: one sees
+// the topic missing and gets TOPIC_ALREADY_EXISTS when it creates it,
+// another sees it before its partitions have leaders
+// (UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE), and with creation
+// disabled an operator (or another worker) may create it a moment later.
+// Like Kafka's TopicAdmin.createTopicsWithRetry and KafkaBasedLog.start,
+// this retries with a backoff (100 ms doubling to 1 s) until the topic is
+// usable or TopicTimeout has passed, then fails with Kafka's message and
+// the last problem seen.
 func (l *kafkaLog) ensureTopic(ctx context.Context) ([]int32, error) {
+	t := l.topic
+	timeout := l.topicTimeout
+	if timeout <= 0 {
+		timeout = DefaultTopicTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	backoff := 100 * time.Millisecond
+	for {
+		parts, retry, err := l.tryTopic(ctx)
+		if !retry {
+			return parts, err
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s topic %s: %w (last problem: %v)", l.purpose, t.Name, ctx.Err(), err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("Could not look up partition metadata for %s topic %s in allotted period (%v). This could indicate a connectivity issue, unavailable topic partitions, or if this is your first use of the topic it may have taken too long to create. Last problem: %w",
+				l.purpose, t.Name, timeout, err)
+		}
+		l.log.Info("internal topic not usable yet, retrying", "purpose", l.purpose, "err", err, "remaining", left.Round(time.Millisecond))
+		wait := min(backoff, left)
+		backoff = min(2*backoff, time.Second)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s topic %s: %w (last problem: %v)", l.purpose, t.Name, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// DefaultTopicTimeout is how long a store waits for its topic to become
+// usable: Kafka's KafkaBasedLog.CREATE_TOPIC_TIMEOUT_NS.
+const DefaultTopicTimeout = 30 * time.Second
+
+// retriableTopicErr reports whether a topic's error may clear by itself
+// (metadata propagating, leaders being elected, brokers starting).
+func retriableTopicErr(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.LeaderNotAvailable) ||
+		errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.InvalidReplicationFactor) ||
+		errors.Is(err, kerr.TopicAlreadyExists) || kerr.IsRetriable(err)
+}
+
+// tryTopic is one attempt of ensureTopic: the partitions when the topic
+// is usable, retry when it may become so, or a permanent error.
+func (l *kafkaLog) tryTopic(ctx context.Context) (parts []int32, retry bool, err error) {
 	t := l.topic
 	details, err := l.adm.ListTopics(ctx, t.Name)
 	if err != nil {
-		return nil, fmt.Errorf("%s topic %s: describe: %w", l.purpose, t.Name, err)
+		// The brokers may not answer yet (starting, unreachable).
+		return nil, true, fmt.Errorf("describe: %w", err)
 	}
 	td, ok := details[t.Name]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
 		if !t.Create {
-			return nil, fmt.Errorf("topic '%s' supplied via the '%s' property does not exist and internal.topics.automatic.creation.enable is false; create it (compacted) or enable creation", t.Name, t.Property)
+			return nil, true, fmt.Errorf("topic '%s' supplied via the '%s' property does not exist and internal.topics.automatic.creation.enable is false; create it (compacted) or enable creation", t.Name, t.Property)
 		}
 		cfg := map[string]*string{}
 		for k, v := range t.Configs {
@@ -145,39 +207,49 @@ func (l *kafkaLog) ensureTopic(ctx context.Context) ([]int32, error) {
 			rf = -1
 		}
 		resp, err := l.adm.CreateTopic(ctx, parts, rf, cfg, t.Name)
-		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			return nil, fmt.Errorf("create %s topic %s (%d partitions, replication factor %d): %w", l.purpose, t.Name, parts, rf, err)
+		if err == nil {
+			err = resp.Err
 		}
-		if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-			return nil, fmt.Errorf("create %s topic %s (%d partitions, replication factor %d): %w", l.purpose, t.Name, parts, rf, resp.Err)
-		}
-		l.log.Info("created internal topic", "purpose", l.purpose, "partitions", parts, "replication_factor", rf)
-		// Metadata may lag the creation; wait for the partitions.
-		for i := 0; i < 100; i++ {
-			if details, err = l.adm.ListTopics(ctx, t.Name); err == nil {
-				if td, ok = details[t.Name]; ok && td.Err == nil && len(td.Partitions) > 0 {
-					break
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(100 * time.Millisecond):
-			}
+		switch {
+		case err == nil:
+			l.log.Info("created internal topic", "purpose", l.purpose, "partitions", parts, "replication_factor", rf)
+			// Look again: metadata may lag the creation.
+			return nil, true, errors.New("created; waiting for its metadata")
+		case errors.Is(err, kerr.TopicAlreadyExists):
+			// Another worker created it between our look and our create.
+			l.log.Info("internal topic created concurrently by another client", "purpose", l.purpose)
+			return nil, true, fmt.Errorf("create: %w", err)
+		case retriableTopicErr(err):
+			// INVALID_REPLICATION_FACTOR while brokers are still
+			// registering, timeouts: Kafka retries these.
+			return nil, true, fmt.Errorf("create (%d partitions, replication factor %d): %w", parts, rf, err)
+		default:
+			return nil, false, fmt.Errorf("create %s topic %s (%d partitions, replication factor %d): %w", l.purpose, t.Name, parts, rf, err)
 		}
 	}
 	if td.Err != nil {
-		return nil, fmt.Errorf("%s topic %s: %w", l.purpose, t.Name, td.Err)
+		if retriableTopicErr(td.Err) {
+			return nil, true, td.Err
+		}
+		return nil, false, fmt.Errorf("%s topic %s: %w", l.purpose, t.Name, td.Err)
+	}
+	if len(td.Partitions) == 0 {
+		return nil, true, errors.New("no partitions in the metadata yet")
+	}
+	for _, p := range td.Partitions.Sorted() {
+		if p.Err != nil && retriableTopicErr(p.Err) || p.Err == nil && p.Leader < 0 {
+			return nil, true, fmt.Errorf("partition %d has no leader yet (%v)", p.Partition, p.Err)
+		}
 	}
 	if t.Property == "config.storage.topic" && len(td.Partitions) != 1 {
-		return nil, fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have a single partition in order to guarantee consistency of connector configurations, but found %d partitions.", t.Name, t.Property, len(td.Partitions))
+		return nil, false, fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have a single partition in order to guarantee consistency of connector configurations, but found %d partitions.", t.Name, t.Property, len(td.Partitions))
 	}
 	rc, err := l.adm.DescribeTopicConfigs(ctx, t.Name)
 	if err == nil {
 		if c, err := rc.On(t.Name, nil); err == nil {
 			for _, kv := range c.Configs {
 				if kv.Key == "cleanup.policy" && kv.Value != nil && *kv.Value != "compact" {
-					return nil, fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have 'cleanup.policy=compact' to guarantee consistency and durability of %s, but found the topic currently has 'cleanup.policy=%s'. Continuing would likely result in eventually losing %s and problems restarting this Connect cluster in the future. Change the '%s' property in the Connect worker configurations to use a topic with 'cleanup.policy=compact'.",
+					return nil, false, fmt.Errorf("Topic '%s' supplied via the '%s' property is required to have 'cleanup.policy=compact' to guarantee consistency and durability of %s, but found the topic currently has 'cleanup.policy=%s'. Continuing would likely result in eventually losing %s and problems restarting this Connect cluster in the future. Change the '%s' property in the Connect worker configurations to use a topic with 'cleanup.policy=compact'.",
 						t.Name, t.Property, l.purpose, *kv.Value, l.purpose, t.Property)
 				}
 			}
@@ -185,7 +257,7 @@ func (l *kafkaLog) ensureTopic(ctx context.Context) ([]int32, error) {
 	} else {
 		l.log.Warn("could not check the cleanup policy of the internal topic", "err", err)
 	}
-	return td.Partitions.Numbers(), nil
+	return td.Partitions.Numbers(), false, nil
 }
 
 func (l *kafkaLog) run(ctx context.Context) {
@@ -218,12 +290,9 @@ func (l *kafkaLog) run(ctx context.Context) {
 // readToEnd returns once every record written before the call has been
 // consumed (Kafka's KafkaBasedLog.readToEnd).
 func (l *kafkaLog) readToEnd(ctx context.Context) error {
-	ends, err := l.adm.ListEndOffsets(ctx, l.topic.Name)
+	ends, err := l.endOffsets(ctx)
 	if err != nil {
-		return fmt.Errorf("list end offsets: %w", err)
-	}
-	if err := ends.Error(); err != nil {
-		return fmt.Errorf("list end offsets: %w", err)
+		return err
 	}
 	for {
 		l.mu.Lock()
@@ -245,6 +314,37 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 			return errors.New("log closed")
 		case <-ch:
 		}
+	}
+}
+
+// endOffsets lists the topic's end offsets, retrying while partitions
+// move or are not led yet (Kafka's TopicAdmin.retryEndOffsets) until ctx
+// ends.
+func (l *kafkaLog) endOffsets(ctx context.Context) (kadm.ListedOffsets, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		ends, err := l.adm.ListEndOffsets(ctx, l.topic.Name)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			return ends, nil
+		}
+		// Kafka errors that will not clear (authorization...) fail at
+		// once; others, and connection problems, are retried.
+		var ke *kerr.Error
+		if errors.As(err, &ke) && !retriableTopicErr(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("list end offsets: %w", err)
+		}
+		l.log.Debug("listing end offsets, retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("list end offsets: %w (last problem: %v)", ctx.Err(), err)
+		case <-l.done:
+			return nil, errors.New("log closed")
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
 	}
 }
 
