@@ -24,6 +24,7 @@ func init() {
 const (
 	SchemasEnableConfig          = "schemas.enable"
 	SchemasCacheSizeConfig       = "schemas.cache.size"
+	SchemaContentConfig          = "schema.content"
 	DecimalFormatConfig          = "decimal.format"
 	ReplaceNullWithDefaultConfig = "replace.null.with.default"
 	ConverterTypeConfig          = "converter.type"
@@ -38,6 +39,9 @@ var configDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: SchemasCacheSizeConfig, Type: connect.TypeInt, Default: int32(1000), Importance: connect.High,
 		Doc: "The maximum number of schemas that can be cached in this converter instance.", Group: "Schemas", OrderInGroup: 1,
 		Width: connect.WidthMedium, DisplayName: "Schema Cache Size"}).
+	Define(connect.ConfigKey{Name: SchemaContentConfig, Type: connect.TypeString, Default: nil, Importance: connect.High,
+		Doc:   "When set, this is used as the schema for all messages, and the schemas within each of the message will be ignored.Otherwise, the schema will be included in the content of each message. This configuration applies only 'schemas.enable' is true, and it exclusively affects the sink connector.",
+		Group: "Schemas", OrderInGroup: 2, Width: connect.WidthMedium, DisplayName: "Schema Content"}).
 	Define(connect.ConfigKey{Name: DecimalFormatConfig, Type: connect.TypeString, Default: "BASE64",
 		Validator: connect.OneOfFold("BASE64", "NUMERIC"), Importance: connect.Low,
 		Doc:   "Controls which format this converter will serialize decimals in. This value is case insensitive and can be either 'BASE64' (default) or 'NUMERIC'",
@@ -45,6 +49,10 @@ var configDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: ReplaceNullWithDefaultConfig, Type: connect.TypeBoolean, Default: true, Importance: connect.Low,
 		Doc:   "Whether to replace fields that have a default value and that are null to the default value. When set to true, the default value is used, otherwise null is used.",
 		Group: "Serialization", OrderInGroup: 1, Width: connect.WidthMedium, DisplayName: "Replace null with default"})
+
+// errContentSerialization starts the error for a schema.content that is
+// not JSON (Kafka's message ends there; ours adds the parser's reason).
+const errContentSerialization = "Failed to parse schema in converter config due to serialization error: "
 
 // Converter is Kafka's JsonConverter: a Converter and a HeaderConverter.
 // It is safe for concurrent use. The zero value behaves as Kafka's
@@ -55,6 +63,9 @@ type Converter struct {
 	decimalNumeric  bool
 	keepNull        bool // replace.null.with.default=false
 	cacheSize       int  // 0: the default (1000); <0: no caching
+	// content is schema.content (KIP-1054): with schemas.enable, every
+	// message is a bare payload of this schema, without the envelope.
+	content *connect.Schema
 
 	cache      atomic.Pointer[caches]
 	lastSchema atomic.Pointer[schemaBytes]
@@ -103,6 +114,25 @@ func (c *Converter) configure(props map[string]string) error {
 	c.cacheSize = int(cfg.Int(SchemasCacheSizeConfig))
 	if c.cacheSize == 0 {
 		c.cacheSize = -1
+	}
+	// Kafka's JsonConverter.configure: an empty schema.content is none;
+	// one that is not JSON is a DataException naming the config; one
+	// whose JSON is no Connect schema fails as an envelope's would.
+	// "null" is no schema, as in an envelope.
+	c.content = nil
+	if sc := cfg.String(SchemaContentConfig); sc != "" {
+		sn := scanner{data: []byte(sc)}
+		sn.skipBOM()
+		n, err := parseNode(&sn)
+		if err == nil {
+			err = sn.rootEnd(false)
+		}
+		if err != nil {
+			return &connect.DataError{Msg: errContentSerialization + err.Error()}
+		}
+		if c.content, err = c.asConnectSchema(n); err != nil {
+			return err
+		}
 	}
 	c.cache.Store(nil)
 	c.lastSchema.Store(nil)

@@ -132,7 +132,33 @@ func (c *Converter) decode(b []byte) (*connect.Schema, any, error) {
 		}
 		return nil, v, nil
 	}
+	if c.content != nil {
+		return c.decodeContent(&d)
+	}
 	return c.decodeEnvelope(&d)
+}
+
+// decodeContent reads a message without the envelope as data of the
+// schema.content schema (Kafka 4.x, KIP-1054): the whole document is the
+// payload; an envelope in it is just a struct or map value.
+func (c *Converter) decodeContent(d *decoder) (*connect.Schema, any, error) {
+	s := c.content
+	first := d.peek()
+	if d.pos >= len(d.data) { // no content: Jackson's MissingNode
+		v, err := d.missing(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, v, nil
+	}
+	v, err := d.convert(s)
+	if err == nil {
+		err = d.rootEnd(first == '-' || (first >= '0' && first <= '9'))
+	}
+	if err != nil {
+		return nil, nil, d.finish(err)
+	}
+	return s, v, nil
 }
 
 func serializationError(err error) error {
@@ -359,6 +385,52 @@ func (d *decoder) convert(s *connect.Schema) (any, error) {
 		return d.pairMap(s)
 	case connect.StructType:
 		return d.structValue(s)
+	}
+	return nil, dataErrorf("Unknown schema type: %s", s.Type)
+}
+
+// missing is convertToConnect of Jackson's MissingNode (what an empty
+// document reads as): not null, so scalars take Jackson's defaults for a
+// non-number (0, false, null text), arrays are empty and every type that
+// checks the node's kind names it MISSING.
+func (d *decoder) missing(s *connect.Schema) (any, error) {
+	const k nodeKind = 0 // MISSING
+	switch s.Name {
+	case connect.DecimalName:
+		return nil, dataErrorf("Invalid type for Decimal, underlying representation should be numeric or bytes but was %s", k)
+	case connect.DateName:
+		return nil, dataErrorf("Invalid type for Date, underlying representation should be integer but was %s", k)
+	case connect.TimeName:
+		return nil, dataErrorf("Invalid type for Time, underlying representation should be integer but was %s", k)
+	case connect.TimestampName:
+		return nil, dataErrorf("Invalid type for Timestamp, underlying representation should be integral but was %s", k)
+	}
+	switch s.Type {
+	case connect.Int8:
+		return int8(0), nil
+	case connect.Int16:
+		return int16(0), nil
+	case connect.Int32:
+		return int32(0), nil
+	case connect.Int64:
+		return int64(0), nil
+	case connect.Float32:
+		return float32(0), nil
+	case connect.Float64:
+		return float64(0), nil
+	case connect.Boolean:
+		return false, nil
+	case connect.String, connect.Bytes:
+		return nil, nil
+	case connect.Array:
+		return []any{}, nil
+	case connect.Map:
+		if s.KeySchema != nil && s.KeySchema.Type == connect.String {
+			return nil, dataErrorf("Maps with string fields should be encoded as JSON objects, but found %s", k)
+		}
+		return nil, dataErrorf("Maps with non-string fields should be encoded as JSON array of tuples, but found %s", k)
+	case connect.StructType:
+		return nil, dataErrorf("Structs should be encoded as JSON objects, but found %s", k)
 	}
 	return nil, dataErrorf("Unknown schema type: %s", s.Type)
 }

@@ -12,6 +12,10 @@
 // (integers as int64, other numbers as float64, objects as
 // map[string]any). decimal.format (BASE64 or NUMERIC),
 // replace.null.with.default and schemas.cache.size behave as in Kafka.
+// schema.content (Kafka 4.x, KIP-1054) gives, with schemas.enable, one
+// schema in the config for reading messages that carry no envelope (a
+// sink reading what a plain JSON producer wrote): the whole message is
+// the payload; writing still produces envelopes, as Kafka does.
 // HeaderConverter is the same converter used for headers.
 //
 // Writing appends to a pooled buffer over the Connect model directly (no

@@ -37,12 +37,20 @@ final class JsonGolden {
 
     static JsonConverter converter(String config) {
         Map<String, Object> props = new LinkedHashMap<>();
+        // schema.content (JSON, with commas) comes last and takes the rest.
+        String content = null;
+        int sc = config.indexOf("schema.content=");
+        if (sc >= 0) {
+            content = config.substring(sc + "schema.content=".length());
+            config = config.substring(0, sc).replaceAll(",$", "");
+        }
         if (!config.isEmpty()) {
             for (String kv : config.split(",")) {
                 String[] p = kv.split("=", 2);
                 props.put(p[0], p[1]);
             }
         }
+        if (content != null) props.put("schema.content", content);
         JsonConverter c = new JsonConverter();
         c.configure(props, false);
         return c;
@@ -250,6 +258,7 @@ final class JsonGolden {
             decode("rt_" + rt[0], (String) rt[1], (byte[]) rt[2]);
         }
         decodeCases();
+        schemaContentCases();
 
         Files.writeString(dir.resolve("encode.tsv"), encodeTsv.toString());
         Gen.writeJsonl(dir.resolve("decode.jsonl"), decode);
@@ -259,6 +268,70 @@ final class JsonGolden {
         if (cfg.isEmpty()) return "";
         return "_" + cfg.replace("schemas.enable=false", "nos").replace("replace.null.with.default=false", "noreplace")
             .replace("decimal.format=NUMERIC", "numeric").replace("decimal.format=numeric", "numeric").replace(",", "_");
+    }
+
+    // schema.content (KIP-1054): with schemas.enable, a schema from the
+    // config decodes payloads that come without the envelope.
+    void schemaContentCases() {
+        String st = "{\"type\":\"struct\",\"name\":\"com.example.User\",\"fields\":["
+            + "{\"field\":\"id\",\"type\":\"int64\"},"
+            + "{\"field\":\"name\",\"type\":\"string\",\"optional\":true},"
+            + "{\"field\":\"score\",\"type\":\"double\",\"optional\":true,\"default\":1.5},"
+            + "{\"field\":\"tags\",\"type\":\"array\",\"items\":{\"type\":\"string\"},\"optional\":true}]}";
+        String c = "schema.content=" + st;
+        decode("sc_struct", c, "{\"id\":7,\"name\":\"ann\",\"score\":2.5,\"tags\":[\"a\",\"b\"]}");
+        decode("sc_struct_defaults", c, "{\"id\":8}");
+        decode("sc_struct_null_default", c, "{\"id\":8,\"score\":null}");
+        decode("sc_struct_null_noreplace", "replace.null.with.default=false," + c, "{\"id\":8,\"score\":null}");
+        decode("sc_struct_extra_field", c, "{\"id\":9,\"other\":true}");
+        decode("sc_struct_missing_required", c, "{\"name\":\"x\"}");
+        decode("sc_struct_envelope", c, "{\"schema\":{\"type\":\"int64\"},\"payload\":1}");
+        decode("sc_struct_not_object", c, "[1]");
+        decode("sc_struct_null", c, "null");
+        decode("sc_struct_empty", c, "");
+        decode("sc_struct_null_input", c, (byte[]) null);
+        decode("sc_struct_trailing", c, "{\"id\":1} x");
+        decode("sc_struct_bad_json", c, "{\"id\":");
+        decode("sc_struct_type_error", c, "{\"id\":\"seven\"}");
+        decode("sc_struct_nos", "schemas.enable=false," + c, "{\"id\":7}");
+        String i32 = "schema.content={\"type\":\"int32\"}";
+        decode("sc_int32", i32, "42");
+        decode("sc_int32_trailing", i32, "42x");
+        decode("sc_int32_space", i32, " 42 ");
+        decode("sc_int32_null", i32, "null");
+        decode("sc_int32_string", i32, "\"42\"");
+        decode("sc_int32_envelope", i32, "{\"schema\":{\"type\":\"int32\"},\"payload\":1}");
+        decode("sc_opt_int32_null", "schema.content={\"type\":\"int32\",\"optional\":true}", "null");
+        decode("sc_default_int32_null", "schema.content={\"type\":\"int32\",\"default\":5}", "null");
+        decode("sc_string", "schema.content={\"type\":\"string\"}", "\"h\u00e9\"");
+        decode("sc_map", "schema.content={\"type\":\"map\",\"keys\":{\"type\":\"string\"},\"values\":{\"type\":\"int32\"}}", "{\"a\":1,\"b\":2}");
+        decode("sc_decimal", "schema.content={\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\"}}", "\"AQ==\"");
+        decode("sc_timestamp", "schema.content={\"type\":\"int64\",\"name\":\"org.apache.kafka.connect.data.Timestamp\"}", "1700000000000");
+        decode("sc_spaces_around", "schema.content=  {\"type\":\"int32\"}  ", "3");
+        // An empty message is Jackson's MissingNode, neither null nor a value.
+        String[] missing = {"{\"type\":\"int8\"}", "{\"type\":\"int64\"}", "{\"type\":\"float\"}", "{\"type\":\"double\"}",
+            "{\"type\":\"boolean\"}", "{\"type\":\"string\"}", "{\"type\":\"bytes\"}", "{\"type\":\"string\",\"optional\":true,\"default\":\"d\"}",
+            "{\"type\":\"array\",\"items\":{\"type\":\"int32\"}}",
+            "{\"type\":\"map\",\"keys\":{\"type\":\"string\"},\"values\":{\"type\":\"int32\"}}",
+            "{\"type\":\"map\",\"keys\":{\"type\":\"int32\"},\"values\":{\"type\":\"int32\"}}",
+            "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\"}}",
+            "{\"type\":\"int32\",\"name\":\"org.apache.kafka.connect.data.Date\"}",
+            "{\"type\":\"int32\",\"name\":\"org.apache.kafka.connect.data.Time\"}",
+            "{\"type\":\"int64\",\"name\":\"org.apache.kafka.connect.data.Timestamp\"}"};
+        for (int i = 0; i < missing.length; i++) {
+            decode("sc_missing_" + i, "schema.content=" + missing[i], "");
+            decode("sc_blank_" + i, "schema.content=" + missing[i], " \n");
+        }
+        // "null" is no schema: the envelope is required again.
+        decode("sc_null_schema_env", "schema.content=null", "{\"schema\":{\"type\":\"int32\"},\"payload\":4}");
+        decode("sc_null_schema_bare", "schema.content=null", "4");
+        decode("sc_empty_content", "schema.content=", "{\"schema\":null,\"payload\":4}");
+        // Bad schema.content fails when the converter is configured.
+        decode("sc_bad_json", "schema.content={\"type\":", "1");
+        decode("sc_bad_type", "schema.content={\"type\":\"nope\"}", "1");
+        decode("sc_no_type", "schema.content={\"x\":1}", "1");
+        decode("sc_array_no_items", "schema.content={\"type\":\"array\"}", "[1]");
+        decode("sc_not_json_text", "schema.content=int32", "1");
     }
 
     void decodeCases() {
