@@ -2,7 +2,8 @@
 #
 #   make run     start `fjord dev` (broker + HTTP) with data under ./data
 #   make test    install what the tests need, then run every test
-#   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake; Connect runtime vs franz-go)
+#   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake; Connect runtime vs franz-go;
+#                3 brokers RF 3 acks=all vs 1 broker RF 1 acks=1, and failover time)
 
 GO      ?= go
 BIN     := bin/fjord
@@ -44,6 +45,7 @@ test-short:
 bench: build
 	scripts/bench.sh --write $(BENCH_ARGS)
 	$(BIN) bench connect --write $(BENCH_CONNECT_ARGS)
+	$(BIN) bench cluster --write $(BENCH_CLUSTER_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s

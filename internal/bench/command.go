@@ -36,6 +36,7 @@ func NewCommand(self []string, childEnv []string) *cobra.Command {
 	root.AddCommand(kfakeCommand())
 	root.AddCommand(runCommand(self, childEnv))
 	root.AddCommand(connectCommand(self, childEnv))
+	root.AddCommand(clusterCommand(self, childEnv))
 	return root
 }
 
