@@ -100,7 +100,8 @@ type fakeWorker struct {
 	mu         sync.Mutex
 	connectors map[string]fakeConnector
 	tasks      map[storage.TaskID]fakeTask
-	failStart  map[string]bool // connector names whose StartConnector fails
+	failStart  map[string]bool  // connector names whose StartConnector fails
+	failTask   map[string]error // taskKey → the error StartTask returns
 	dead       bool
 }
 
@@ -118,7 +119,7 @@ type fakeTask struct {
 }
 
 func newFakeWorker(id string, c *fakeCluster) *fakeWorker {
-	return &fakeWorker{id: id, cluster: c, connectors: map[string]fakeConnector{}, tasks: map[storage.TaskID]fakeTask{}, failStart: map[string]bool{}}
+	return &fakeWorker{id: id, cluster: c, connectors: map[string]fakeConnector{}, tasks: map[storage.TaskID]fakeTask{}, failStart: map[string]bool{}, failTask: map[string]error{}}
 }
 
 func stateOf(t storage.TargetState) storage.State {
@@ -173,6 +174,10 @@ func taskKey(id storage.TaskID) string { return fmt.Sprintf("%s/%d", id.Connecto
 
 func (w *fakeWorker) StartTask(_ context.Context, id storage.TaskID, _, taskConfig map[string]string, target storage.TargetState, l DistributedStatusListener) error {
 	w.mu.Lock()
+	if err := w.failTask[taskKey(id)]; err != nil {
+		w.mu.Unlock()
+		return err
+	}
 	w.tasks[id] = fakeTask{taskConfig, target, l}
 	w.mu.Unlock()
 	w.cluster.start(taskKey(id), w.id)
@@ -340,7 +345,7 @@ func startTestWorker(t *testing.T, addr, groupID, id string, cluster *fakeCluste
 }
 
 // serveInternal is the leader side of the task-config hand-over (the
-// real REST API serves it in cmd/fjord).
+// real REST API serves it in api/connect, internal.go).
 func (tw *testWorker) serveInternal(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/connectors/"), "/tasks")
 	if r.Method != http.MethodPost || !ok {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fjordhq/fjord/connect/herder/group"
+	"github.com/fjordhq/fjord/connect/plugins"
 	"github.com/fjordhq/fjord/connect/storage"
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -646,5 +647,77 @@ func TestReconfigureRetryBackoff(t *testing.T) {
 	}
 	if n := posts.Load(); n != 5 {
 		t.Errorf("%d hand-overs posted, want 5", n)
+	}
+}
+
+// tracedErr is an error that renders its own trace, as connect/runtime's
+// task errors do (Kafka's exception class names and causes).
+type tracedErr struct{}
+
+func (tracedErr) Error() string { return "cannot open the file" }
+func (tracedErr) Trace() string {
+	return "org.apache.kafka.connect.errors.ConnectException: cannot open the file"
+}
+
+// Statuses written by the distributed herder carry the plugin version and
+// failures' traces as Kafka Connect 4.4's do (api/connect's captured
+// answers: "version" on the connector and every task, "trace" on a FAILED
+// one), the same as herder.Standalone writes them.
+func TestDistributedStatusVersionAndTrace(t *testing.T) {
+	plugins.Register(plugins.Plugin{Class: "com.example.VersionedSource", Aliases: []string{"VersionedSource"},
+		Kind: plugins.Source, Version: "7.1.0", New: func() any { return nil }})
+	b := testkit.StartBroker(t, map[string]string{"group.min.session.timeout.ms": "200"})
+	cluster := newFakeCluster()
+	w := startTestWorker(t, b.Addr, "connect-version", "w1", cluster, workerOpts{maxDelay: time.Second})
+	ws := []*testWorker{w}
+	ctx := testkit.Context(t, 2*time.Minute)
+	w.w.mu.Lock()
+	w.w.failStart["broken"] = true
+	w.w.failTask[taskKey(storage.TaskID{Connector: "src", Task: 1})] = tracedErr{}
+	w.w.mu.Unlock()
+
+	conf := func(name string) map[string]string {
+		c := sourceConfig(name, 2, "v1")
+		c["connector.class"] = "com.example.VersionedSource"
+		return c
+	}
+	createConnector(t, ws, "src", conf("src"))
+	createConnector(t, ws, "broken", conf("broken"))
+	testkit.CheckFor(t, wait, 50*time.Millisecond, func() error {
+		st, err := w.h.ConnectorStatus(ctx, "src")
+		if err != nil {
+			return err
+		}
+		if st.Connector.State != StateRunning || st.Connector.Version != "7.1.0" || len(st.Tasks) != 2 {
+			return fmt.Errorf("connector status %+v", st)
+		}
+		t0, t1 := st.Tasks[0], st.Tasks[1]
+		if t0.State != StateRunning || t0.Version != "7.1.0" || t0.Trace != "" {
+			return fmt.Errorf("task 0 %+v", t0)
+		}
+		if t1.State != StateFailed || t1.Version != "7.1.0" || t1.Trace != (tracedErr{}).Trace() {
+			return fmt.Errorf("task 1 %+v", t1)
+		}
+		ts, err := w.h.TaskStatus(ctx, TaskID{Connector: "src", Task: 1})
+		if err != nil || ts.State != StateFailed || ts.Version != "7.1.0" || ts.Trace != (tracedErr{}).Trace() {
+			return fmt.Errorf("task status %+v %v", ts, err)
+		}
+		bs, err := w.h.ConnectorStatus(ctx, "broken")
+		if err != nil {
+			return err
+		}
+		if bs.Connector.State != StateFailed || bs.Connector.Version != "7.1.0" || !strings.Contains(bs.Connector.Trace, "connector refused to start") {
+			return fmt.Errorf("broken connector status %+v", bs.Connector)
+		}
+		return nil
+	})
+	// The restart plan (202 answer) keeps versions and traces, as Kafka's.
+	info, err := w.h.RestartConnector(ctx, "src", true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info == nil || info.Connector.Version != "7.1.0" || len(info.Tasks) != 2 || info.Tasks[1].State != StateRestarting ||
+		info.Tasks[1].Version != "7.1.0" || info.Tasks[1].Trace == "" {
+		t.Errorf("restart plan %+v", info)
 	}
 }

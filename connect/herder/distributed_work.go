@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -416,12 +415,12 @@ func (d *Distributed) restartPlan(req storage.RestartRequest) (*ConnectorStateIn
 		return nil, false
 	}
 	info := &ConnectorStateInfo{Name: req.Connector, Type: d.connectorType(d.snapshot.Connectors[req.Connector]), Tasks: []TaskState{}}
-	info.Connector = ConnectorState{State: State(cs.State), WorkerID: cs.WorkerID, Trace: cs.Trace}
+	info.Connector = ConnectorState{State: State(cs.State), WorkerID: cs.WorkerID, Trace: cs.Trace, Version: cs.Version}
 	if req.ShouldRestartConnector(cs.State) {
 		info.Connector.State = StateRestarting
 	}
 	for _, ts := range d.deps.Statuses.Tasks(req.Connector) {
-		t := TaskState{ID: ts.Task, State: State(ts.State), WorkerID: ts.WorkerID, Trace: ts.Trace}
+		t := TaskState{ID: ts.Task, State: State(ts.State), WorkerID: ts.WorkerID, Trace: ts.Trace, Version: ts.Version}
 		if req.ShouldRestartTask(ts.State) {
 			t.State = StateRestarting
 		}
@@ -437,8 +436,9 @@ func (d *Distributed) restartPlan(req storage.RestartRequest) (*ConnectorStateIn
 func (d *Distributed) Status(connector string, task int, state storage.State, err error) {
 	st := storage.Status{Connector: connector, Task: task, State: state, WorkerID: d.cfg.WorkerID, Generation: d.statusGeneration()}
 	if err != nil {
-		st.Trace = traceOf(err)
+		st.Trace = StatusTrace(err)
 	}
+	st.Version = statusVersion(d.deps.Configs.Snapshot(), connector, state)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), 30*time.Second)
 	defer cancel()
 	var werr error
@@ -459,17 +459,6 @@ func (d *Distributed) statusGeneration() int32 {
 	d.genMu.Lock()
 	defer d.genMu.Unlock()
 	return d.statusGen
-}
-
-// traceOf renders an error as a status trace: Kafka prints a Java stack
-// trace; we print the error chain, one cause per line.
-func traceOf(err error) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%T: %s", err, err.Error())
-	for e := errors.Unwrap(err); e != nil; e = errors.Unwrap(e) {
-		fmt.Fprintf(&b, "\nCaused by: %T: %s", e, e.Error())
-	}
-	return b.String()
 }
 
 // deleteStaleStatuses removes the statuses of connectors and tasks that no

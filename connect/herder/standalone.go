@@ -112,17 +112,25 @@ func (s *Standalone) Status(connector string, task int, state storage.State, err
 	if err != nil {
 		st.Trace = StatusTrace(err)
 	}
-	switch state {
-	case storage.StateRunning, storage.StatePaused, storage.StateStopped, storage.StateFailed:
-		if p, ok := plugins.Lookup(s.deps.Configs.Snapshot().Connectors[connector]["connector.class"]); ok {
-			st.Version = p.Version
-		}
-	}
+	st.Version = statusVersion(s.deps.Configs.Snapshot(), connector, state)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if werr := s.deps.Statuses.Put(ctx, st); werr != nil {
 		s.log.Warn("could not write status", "connector", connector, "task", task, "state", state, "err", werr)
 	}
+}
+
+// statusVersion is the plugin version a status carries (Kafka 4.x,
+// KIP-891: "version" in the status topic and the REST answers) for the
+// states of a connector or task that runs, or ran and failed.
+func statusVersion(snap *storage.ConfigSnapshot, connector string, state storage.State) string {
+	switch state {
+	case storage.StateRunning, storage.StatePaused, storage.StateStopped, storage.StateFailed:
+		if p, ok := plugins.Lookup(snap.Connectors[connector]["connector.class"]); ok {
+			return p.Version
+		}
+	}
+	return ""
 }
 
 // StatusTrace renders an error for a status's trace: the error's own
