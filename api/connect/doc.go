@@ -37,6 +37,11 @@
 //     forwarded to the leader (forward.go), with Kafka's "forward" query
 //     parameter so a request makes at most two hops; ForwardOptions.Sign
 //     is the seam for inter-worker request signing.
+//   - Kafka's internal POST /connectors/{c}/tasks (internal.go), by which
+//     a worker hands the leader its connector's task configs, is served
+//     for a TaskConfigReceiver (herder.Distributed): the receiving worker
+//     checks the signature, a follower forwards the same bytes with the
+//     same signature headers; other herders answer Kafka's standalone 500.
 //
 // Optional behaviour comes from small interfaces a herder may implement:
 // HealthChecker (GET /health), PluginConfigProvider (GET

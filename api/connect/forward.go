@@ -43,6 +43,13 @@ func (o ForwardOptions) withDefaults() ForwardOptions {
 // and one with forward=false is not forwarded again (409): two hops find
 // the leader unless a rebalance moved it meanwhile.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, leaderURL string) {
+	s.forwardKeeping(w, r, body, leaderURL)
+}
+
+// forwardKeeping is forward that also passes the named request headers
+// on (the internal endpoint's signature headers: the body travels
+// byte for byte, so the leader can check the original signature).
+func (s *Server) forwardKeeping(w http.ResponseWriter, r *http.Request, body []byte, leaderURL string, keep ...string) {
 	q := r.URL.Query()
 	var fwd *bool
 	if v, ok := q["forward"]; ok {
@@ -73,6 +80,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, body []byte, le
 	// Kafka's RestClient passes the caller's credentials on.
 	if a := r.Header.Get("Authorization"); a != "" {
 		req.Header.Set("Authorization", a)
+	}
+	for _, k := range keep {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	if s.opts.Forward.Sign != nil {
 		if err := s.opts.Forward.Sign(req, body); err != nil {

@@ -167,6 +167,10 @@ func (s *Server) Mount(r chi.Router) {
 			r.MethodFunc(rt.method, rt.pattern+"/", rt.h)
 		}
 	}
+	// Kafka's internal inter-worker endpoint (not in routes: the OpenAPI
+	// document leaves it out, as Kafka's does).
+	r.MethodFunc("POST", "/connectors/{connector}/tasks", s.putTaskConfigs)
+	r.MethodFunc("POST", "/connectors/{connector}/tasks/", s.putTaskConfigs)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeBare(w, http.StatusNotFound, "HTTP 404 Not Found")
 	})

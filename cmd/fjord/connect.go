@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -240,9 +238,8 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
 		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,
 	})
-	// Kafka's internal endpoint: a follower running a connector hands
-	// the leader its new task configs.
-	r.Post("/connectors/{connector}/tasks", putTaskConfigs(h))
+	// Mount also serves Kafka's internal POST /connectors/{c}/tasks, by
+	// which a worker running a connector hands the leader its task configs.
 	log.Info("Kafka Connect worker started", "worker", cw.workerID, "url", cw.url, "group", wc.GroupID, "kafka_cluster_id", clusterID)
 	return cw, nil
 }
@@ -285,50 +282,4 @@ func lookupClusterID(ctx context.Context, cl *kgo.Client) (string, error) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-}
-
-// putTaskConfigs serves POST /connectors/{connector}/tasks (a list of task
-// configs). A worker that is not the leader answers 409 with the leader's
-// URL in the message; the sender retries.
-func putTaskConfigs(h *herder.Distributed) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		name := chi.URLParam(r, "connector")
-		if u, err := url.PathUnescape(name); err == nil {
-			name = u
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), 90*time.Second)
-		defer cancel()
-		body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
-		if err == nil {
-			err = h.VerifyInternalRequest(ctx, body, r.Header)
-		}
-		if err != nil {
-			writeConnectError(w, err)
-			return
-		}
-		var configs []map[string]string
-		if err := json.Unmarshal(body, &configs); err != nil {
-			writeConnectError(w, herder.Errorf(http.StatusBadRequest, "Invalid task configs: %v", err))
-			return
-		}
-		if err := h.PutTaskConfigs(ctx, name, configs); err != nil {
-			var nl *herder.NotLeaderError
-			if errors.As(err, &nl) {
-				err = herder.Errorf(http.StatusConflict, "%s", nl.Error())
-			}
-			writeConnectError(w, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}
-}
-
-func writeConnectError(w http.ResponseWriter, err error) {
-	var e *herder.Error
-	if !errors.As(err, &e) {
-		e = herder.Errorf(http.StatusInternalServerError, "%s", err.Error())
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Code)
-	json.NewEncoder(w).Encode(e)
 }
