@@ -9,6 +9,7 @@ package broker
 import (
 	"context"
 	"maps"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,6 +79,12 @@ func (s *Server) alterConfigs(ctx context.Context, typ int8, name string, valida
 	case metadata.ResourceTopic:
 	case metadata.ResourceBroker:
 		id, ok := s.brokerResource(name)
+		if n, err := strconv.ParseInt(name, 10, 32); !ok && s.cluster != nil && err == nil && n >= 0 {
+			// In a cluster this also runs on the active controller for
+			// requests forwarded by the broker they name: Kafka checks the
+			// id on the receiving broker only, never on the controller.
+			id, ok = int32(n), true
+		}
 		if !ok {
 			return &controller.Error{Code: kerr.InvalidRequest, Message: "Unexpected broker id, expected " + itoa(s.cfg.NodeID) + " or empty string, but received " + name}
 		}
