@@ -74,7 +74,17 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 			// Data may have arrived between the read and registering.
 			continue
 		}
-		timer := time.NewTimer(time.Until(deadline))
+		wait := time.Until(deadline)
+		if r.ReplicaID >= 0 || (r.Version >= 15 && r.ReplicaState.ID >= 0) {
+			// A throttled replica fetch is re-read when the leader's
+			// replication quota has room again, not only at the deadline.
+			if cl := s.cluster; cl != nil && cl.throttles != nil {
+				if tw := cl.throttles.leader.Wait(); tw > 0 {
+					wait = min(wait, tw)
+				}
+			}
+		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-w.ch:
 		case <-timer.C:
@@ -192,6 +202,7 @@ func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64
 	}
 	hw := p.highWatermark()
 	limitOffset := hw
+	throttled, hold := false, false
 	if replicaID >= 0 {
 		repl := p.replication()
 		if repl == nil {
@@ -209,6 +220,7 @@ func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64
 			sp.DivergingEpoch.Epoch, sp.DivergingEpoch.EndOffset = d.Epoch, d.EndOffset
 			return log.ReadResult{}
 		}
+		throttled, hold = s.leaderThrottle(p, repl, replicaID)
 	}
 	sp.HighWatermark = hw
 	sp.LastStableOffset = hw
@@ -225,7 +237,9 @@ func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64
 		return log.ReadResult{}
 	}
 	limit := min(int(rp.PartitionMaxBytes), budget)
-	if limit <= 0 && !minOne {
+	if (limit <= 0 && !minOne) || hold {
+		// hold: leader.replication.throttled.rate is used up; the
+		// follower's position still moved the ISR state above.
 		return log.ReadResult{}
 	}
 	res, err := p.log.Read(rp.FetchOffset, max(limit, 0), limitOffset, minOne)
@@ -242,6 +256,11 @@ func (s *Server) readPartition(p *partition, replicaID int32, replicaEpoch int64
 		sp.ErrorCode = errorCode(err)
 		s.log.Error("fetch read failed", "topic", p.topic, "partition", p.index, "err", err)
 		return log.ReadResult{}
+	}
+	if throttled {
+		// As Kafka, every byte of a throttled partition sent to a replica
+		// counts, in sync or not; only out-of-sync ones are held back.
+		s.cluster.throttles.leader.Record(res.Size)
 	}
 	return res
 }

@@ -21,9 +21,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -45,6 +49,7 @@ type clusterNode struct {
 	follower  *controller.MetadataFollower
 	lifecycle *controller.BrokerLifecycle
 	fetchers  *replica.FetcherManager
+	throttles *replicationThrottles
 }
 
 // unfenceTimeout bounds how long a starting broker waits for the
@@ -137,6 +142,7 @@ func (s *Server) openCluster() error {
 func (s *Server) joinCluster(host string, port int32) error {
 	cl := s.cluster
 	cfg := s.cfg
+	cl.throttles = &replicationThrottles{leader: replica.NewThrottle(0), follower: replica.NewThrottle(0)}
 	cl.fetchers = replica.NewFetcherManager(replica.FetcherOptions{
 		LocalID:           cfg.NodeID,
 		BrokerEpoch:       s.brokerEpoch,
@@ -146,7 +152,11 @@ func (s *Server) joinCluster(host string, port int32) error {
 		MaxWait:           cfg.Cluster.ReplicaFetchWait,
 		MinBytes:          cfg.Cluster.ReplicaFetchMinBytes,
 		BackoffOnError:    cfg.Cluster.ReplicaFetchBackoff,
-		Logger:            s.log.With("component", "replica-fetcher"),
+		Throttle:          cl.throttles.follower,
+		Throttled: func(topic string, partition int32) bool {
+			return s.replicationThrottle().follower.has(topic, partition)
+		},
+		Logger: s.log.With("component", "replica-fetcher"),
 		OnHighWatermark: func(topic string, partition int32, hw int64) {
 			if p := s.partition(topic, partition); p != nil && !p.isLeader() {
 				p.setFollowerHighWatermark(hw)
@@ -447,4 +457,143 @@ func controllerListenerVersions() map[int16]protocol.VersionRange {
 		m[k] = apiVersions[k]
 	}
 	return m
+}
+
+// Replication throttles (Kafka's ReplicationQuotaManager, KIP-73): the
+// dynamic broker configs leader.replication.throttled.rate and
+// follower.replication.throttled.rate (bytes/s) limit the replication
+// traffic of the partitions that the topic configs
+// leader.replication.throttled.replicas and
+// follower.replication.throttled.replicas list for this broker
+// ("partition:broker,..." or "*"), and only while the fetching replica is
+// out of sync: a reassignment's copy, never the ISR's. The follower side
+// leaves throttled partitions out of its fetches (replica.FetcherManager);
+// the leader side answers a throttled, out-of-sync replica's fetch with no
+// records (readPartition). `fjord cluster reassign --throttle` sets all
+// four, as kafka-reassign-partitions.sh does.
+//
+// The rates are this broker's dynamic config, else the cluster-wide
+// dynamic default (Kafka accepts them only as dynamic configs). The
+// settings are read from the metadata image on first use after it
+// changes, so config changes apply without a restart.
+
+// replicationThrottles is a broker's two token buckets and the throttled
+// partitions of the image they were last read from.
+type replicationThrottles struct {
+	leader, follower *replica.Throttle
+	mu               sync.Mutex // serialises re-reading
+	state            atomic.Pointer[throttleState]
+}
+
+// throttleState is what an image says about replication throttles here.
+type throttleState struct {
+	img              *metadata.Image
+	leader, follower throttledReplicas
+}
+
+// throttledReplicas are the partitions a *.replication.throttled.replicas
+// config lists for this broker, by topic.
+type throttledReplicas map[string]throttledPartitions
+
+type throttledPartitions struct {
+	all   bool // "*"
+	parts map[int32]bool
+}
+
+func (t throttledReplicas) has(topic string, partition int32) bool {
+	tp, ok := t[topic]
+	return ok && (tp.all || tp.parts[partition])
+}
+
+// replicationThrottle returns the throttle settings of the current image
+// (an empty state on a single node or before the broker joined).
+func (s *Server) replicationThrottle() *throttleState {
+	cl := s.cluster
+	if cl == nil || cl.throttles == nil {
+		return &throttleState{}
+	}
+	th := cl.throttles
+	img := s.image()
+	if st := th.state.Load(); st != nil && st.img == img {
+		return st
+	}
+	th.mu.Lock()
+	defer th.mu.Unlock()
+	// Re-load under the lock: a caller holding an older image must not
+	// overwrite a newer state.
+	img = s.image()
+	if st := th.state.Load(); st != nil && st.img == img {
+		return st
+	}
+	id := strconv.Itoa(int(s.cfg.NodeID))
+	st := &throttleState{img: img, leader: throttledReplicas{}, follower: throttledReplicas{}}
+	for res, cfgs := range img.Configs {
+		if res.Type != metadata.ResourceTopic {
+			continue
+		}
+		if v := cfgs["leader.replication.throttled.replicas"]; v != "" {
+			st.leader[res.Name] = parseThrottledReplicas(v, s.cfg.NodeID)
+		}
+		if v := cfgs["follower.replication.throttled.replicas"]; v != "" {
+			st.follower[res.Name] = parseThrottledReplicas(v, s.cfg.NodeID)
+		}
+	}
+	rate := func(key string) int64 {
+		v, ok := img.BrokerConfigs(id)[key]
+		if !ok {
+			v, ok = img.BrokerConfigs("")[key]
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch {
+		case err != nil || n == math.MaxInt64:
+			return 0 // Kafka's default, Long.MAX_VALUE: no limit
+		case n <= 0:
+			// Kafka lets nothing through at rate 0; a token bucket of one
+			// byte a second is as close as it gets (Throttle treats 0 as
+			// no limit).
+			return 1
+		}
+		return n
+	}
+	th.leader.SetRate(rate("leader.replication.throttled.rate"))
+	th.follower.SetRate(rate("follower.replication.throttled.rate"))
+	th.state.Store(st)
+	return st
+}
+
+// parseThrottledReplicas reads a *.replication.throttled.replicas value
+// as Kafka's parseThrottledPartitions does: "*" throttles every
+// partition, else the partitions of the "partition:broker" entries that
+// name this broker. Malformed entries (the controller validated the
+// value) are skipped.
+func parseThrottledReplicas(v string, self int32) throttledPartitions {
+	v = strings.TrimSpace(v)
+	if v == "*" {
+		return throttledPartitions{all: true}
+	}
+	tp := throttledPartitions{parts: map[int32]bool{}}
+	for _, item := range strings.Split(v, ",") {
+		ps, bs, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok {
+			continue
+		}
+		p, perr := strconv.ParseInt(strings.TrimSpace(ps), 10, 32)
+		b, berr := strconv.ParseInt(strings.TrimSpace(bs), 10, 32)
+		if perr == nil && berr == nil && int32(b) == self {
+			tp.parts[int32(p)] = true
+		}
+	}
+	return tp
+}
+
+// leaderThrottle is the leader side for one replica fetch of p: whether
+// the partition is throttled here, and whether this fetch must get no
+// records now (Kafka's shouldLeaderThrottle: an out-of-sync replica while
+// the leader's quota is exceeded).
+func (s *Server) leaderThrottle(p *partition, repl *replica.Leader, replicaID int32) (throttled, hold bool) {
+	if !s.replicationThrottle().leader.has(p.topic, p.index) {
+		return false, false
+	}
+	th := s.cluster.throttles
+	return true, th.leader.Exceeded() && !repl.InSync(replicaID)
 }
