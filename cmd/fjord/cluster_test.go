@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -29,6 +31,15 @@ func TestClusterCommandsKafka(t *testing.T) {
 		t.Skip("needs Apache Kafka 4.4 JVMs: set FJORD_KAFKA_TESTS=1 (after scripts/kafka.sh fetch)")
 	}
 	runClusterCommands(t, true)
+}
+
+// TestClusterCommandsFjord runs the same scenario against a 4-node Fjord
+// process cluster (3 combined nodes, 1 broker-only).
+func TestClusterCommandsFjord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 4-process cluster; skipped with -short")
+	}
+	runClusterCommands(t, false)
 }
 
 // clusterRun runs `fjord cluster|topic args...` in-process against addr.
@@ -105,6 +116,9 @@ func runClusterCommands(t *testing.T, kafka bool) {
 		}
 		return nil
 	})
+	// Every broker, not only the one describe asked: the commands below
+	// may ask any of them.
+	seenEverywhere(t, c, "orders", 6)
 	d := describe(t, addr)
 	if kafka && d.ClusterID != c.ClusterID {
 		t.Errorf("cluster id %q, want %q (the id the nodes were formatted with)", d.ClusterID, c.ClusterID)
@@ -171,17 +185,24 @@ func runClusterCommands(t *testing.T, kafka bool) {
 	adm := newAdmin(t, c.Seeds())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rcs, err := adm.DescribeTopicConfigs(ctx, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, rc := range rcs {
-		for _, cfg := range rc.Configs {
-			if strings.HasSuffix(cfg.Key, "replication.throttled.replicas") && cfg.Value != nil && *cfg.Value != "" && cfg.Source == 1 {
-				t.Errorf("after verify %s=%s is still set", cfg.Key, *cfg.Value)
+	// Brokers apply the metadata change a moment after the controller
+	// answered (Kafka's too), so a broker may still describe the throttle.
+	cleared := time.Now()
+	testkit.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
+		rcs, err := adm.DescribeTopicConfigs(ctx, "orders")
+		if err != nil {
+			return err
+		}
+		for _, rc := range rcs {
+			for _, cfg := range rc.Configs {
+				if strings.HasSuffix(cfg.Key, "replication.throttled.replicas") && cfg.Value != nil && *cfg.Value != "" && cfg.Source == 1 {
+					return fmt.Errorf("after verify %s=%s is still set", cfg.Key, *cfg.Value)
+				}
 			}
 		}
-	}
+		return nil
+	})
+	t.Logf("throttle configs gone from the described topic %v after verify", time.Since(cleared))
 	if out := mustCluster(t, addr, "cluster", "reassign", "list"); !strings.Contains(out, "No partition reassignments found.") {
 		t.Errorf("reassign list after completion:\n%s", out)
 	}
@@ -278,6 +299,31 @@ func runClusterCommands(t *testing.T, kafka bool) {
 	}
 }
 
+// seenEverywhere waits until every running broker's Metadata lists
+// topic with n partitions: brokers apply a metadata change a moment after
+// the controller answered (Kafka's too).
+func seenEverywhere(t *testing.T, c *testkit.ProcessCluster, topic string, n int) {
+	t.Helper()
+	testkit.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		for _, node := range c.Nodes() {
+			if !node.IsBroker() || !node.Running() {
+				continue
+			}
+			req := kmsg.NewPtrMetadataRequest()
+			req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(topic)}}
+			resp, err := testkit.RawRequest(node.ClientAddr, req, 2*time.Second)
+			if err != nil {
+				return fmt.Errorf("node %d: %w", node.ID, err)
+			}
+			ts := resp.(*kmsg.MetadataResponse).Topics
+			if len(ts) != 1 || ts[0].ErrorCode != 0 || len(ts[0].Partitions) != n {
+				return fmt.Errorf("node %d does not list %s with %d partitions yet", node.ID, topic, n)
+			}
+		}
+		return nil
+	})
+}
+
 func newAdmin(t *testing.T, seeds []string) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
@@ -286,4 +332,105 @@ func newAdmin(t *testing.T, seeds []string) *kadm.Client {
 	}
 	t.Cleanup(cl.Close)
 	return kadm.NewClient(cl)
+}
+
+// TestClusterReassignThrottleFjord: a reassignment that adds a replica
+// to a partition holding ~12 MiB, run with `reassign execute --throttle`,
+// copies at roughly the throttle (leader and follower side both limit
+// the new, out-of-sync replica); the same copy without a throttle is much
+// faster, so the limit is what made it slow. The rates are dynamic broker
+// configs set while the brokers run.
+func TestClusterReassignThrottleFjord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster; skipped with -short")
+	}
+	c := testkit.StartProcessCluster(t, testkit.ProcessClusterOptions{Nodes: 3})
+	c.WaitReady(t, 2*time.Minute)
+	addr := c.Bootstrap()
+	ctx := testkit.Context(t, 3*time.Minute)
+	adm := newAdmin(t, c.Seeds())
+
+	// One replica on broker 1, then copies to 2 (throttled) and 3 (not).
+	mustCluster(t, addr, "topic", "create", "bulk", "--partitions", "1", "--replication-factor", "1")
+	seenEverywhere(t, c, "bulk", 1)
+	if leader := c.LeaderOf(t, "bulk", 0); leader != 1 {
+		move := writeFile(t, "to1.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[1]}]}`)
+		mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", move)
+		waitReplicas(t, ctx, c, adm, "bulk", []int32{1}, time.Minute)
+	}
+	const recordSize = 100 << 10
+	const records = 120 // 12000 KiB, random so no codec shrinks it
+	cl := testkit.Client(t, addr, kgo.DefaultProduceTopic("bulk"), kgo.ProducerBatchMaxBytes(1<<20))
+	payload := make([]byte, recordSize)
+	for i := range records {
+		rand.Read(payload)
+		cl.Produce(ctx, &kgo.Record{Value: slices.Clone(payload)}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce %d: %v", i, err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(recordSize * records)
+
+	const rate = 3 << 20 // bytes/s
+	move := writeFile(t, "to12.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[1,2]}]}`)
+	start := time.Now()
+	mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", move, "--throttle", fmt.Sprint(rate))
+	waitReplicas(t, ctx, c, adm, "bulk", []int32{1, 2}, 2*time.Minute)
+	throttled := time.Since(start)
+	measured := float64(size) / throttled.Seconds()
+	t.Logf("throttled copy of %d bytes at --throttle %d B/s: %v, %.0f B/s (%.2f× the throttle)", size, rate, throttled, measured, measured/rate)
+	// The first fetch is not held back (the bucket starts full), and the
+	// copy ends with the reassignment's metadata round trips: a band, not
+	// a point.
+	if measured < 0.6*rate || measured > 1.4*rate {
+		t.Errorf("throttled copy ran at %.0f B/s, want about %d B/s", measured, rate)
+	}
+	mustCluster(t, addr, "cluster", "reassign", "verify", "--reassignment-json-file", move)
+
+	move = writeFile(t, "to123.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[1,2,3]}]}`)
+	start = time.Now()
+	mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", move)
+	waitReplicas(t, ctx, c, adm, "bulk", []int32{1, 2, 3}, time.Minute)
+	free := time.Since(start)
+	t.Logf("unthrottled copy of the same partition: %v", free)
+	if free*2 > throttled {
+		t.Errorf("unthrottled copy took %v, throttled %v: the throttle did not slow the copy", free, throttled)
+	}
+}
+
+// waitReplicas waits until topic's partition 0 has exactly want as
+// replicas and ISR and no reassignment is in progress. Metadata is asked
+// of a broker directly: kadm caches it for MetadataMinAge (5 s), which
+// would blur the timing.
+func waitReplicas(t *testing.T, ctx context.Context, c *testkit.ProcessCluster, adm *kadm.Client, topic string, want []int32, wait time.Duration) {
+	t.Helper()
+	testkit.CheckFor(t, wait, 20*time.Millisecond, func() error {
+		ongoing, err := adm.ListPartitionReassignments(ctx, kadm.TopicsSet{topic: {0: {}}})
+		if err != nil {
+			return err
+		}
+		if len(ongoing) > 0 {
+			return fmt.Errorf("reassignment of %s-0 in progress", topic)
+		}
+		req := kmsg.NewPtrMetadataRequest()
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(topic)}}
+		resp, err := testkit.RawRequest(c.Node(1).ClientAddr, req, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		ts := resp.(*kmsg.MetadataResponse).Topics
+		if len(ts) != 1 || len(ts[0].Partitions) != 1 {
+			return fmt.Errorf("%s not described: %+v", topic, ts)
+		}
+		p := ts[0].Partitions[0]
+		isr := slices.Sorted(slices.Values(p.ISR))
+		if !slices.Equal(p.Replicas, want) || !slices.Equal(isr, want) {
+			return fmt.Errorf("%s-0 replicas %v ISR %v, want %v", topic, p.Replicas, p.ISR, want)
+		}
+		return nil
+	})
 }
