@@ -337,9 +337,10 @@ func newAdmin(t *testing.T, seeds []string) *kadm.Client {
 // TestClusterReassignThrottleFjord: a reassignment that adds a replica
 // to a partition holding ~12 MiB, run with `reassign execute --throttle`,
 // copies at roughly the throttle (leader and follower side both limit
-// the new, out-of-sync replica); the same copy without a throttle is much
-// faster, so the limit is what made it slow. The rates are dynamic broker
-// configs set while the brokers run.
+// the new, out-of-sync replica); with only the leader side configured by
+// hand it does too; the same copy without a throttle is much faster, so
+// the limit is what made it slow. The rates are dynamic broker configs
+// set while the brokers run.
 func TestClusterReassignThrottleFjord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-process cluster; skipped with -short")
@@ -391,9 +392,40 @@ func TestClusterReassignThrottleFjord(t *testing.T) {
 	}
 	mustCluster(t, addr, "cluster", "reassign", "verify", "--reassignment-json-file", move)
 
-	move = writeFile(t, "to123.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[1,2,3]}]}`)
+	// The leader side alone, configured by hand while the brokers run:
+	// broker 1's leader quota for bulk-0, nothing on broker 3.
+	alter := func(rs kadm.AlterConfigsResponses, err error) {
+		t.Helper()
+		for _, r := range rs {
+			if err == nil {
+				err = r.Err
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := fmt.Sprint(rate)
+	alter(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.replicas", Value: kadm.StringPtr("0:1")}}, "bulk"))
+	alter(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "leader.replication.throttled.rate", Value: &v}}, 1))
+	to123 := writeFile(t, "to123.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[1,2,3]}]}`)
 	start = time.Now()
+	mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", to123)
+	waitReplicas(t, ctx, c, adm, "bulk", []int32{1, 2, 3}, 2*time.Minute)
+	leaderOnly := time.Since(start)
+	measured = float64(size) / leaderOnly.Seconds()
+	t.Logf("leader-side throttle only: %v, %.0f B/s (%.2f× the rate)", leaderOnly, measured, measured/rate)
+	if measured < 0.6*rate || measured > 1.4*rate {
+		t.Errorf("leader-throttled copy ran at %.0f B/s, want about %d B/s", measured, rate)
+	}
+
+	// Without throttles (verify clears them): drop replica 3 and copy to
+	// it again from scratch.
+	mustCluster(t, addr, "cluster", "reassign", "verify", "--reassignment-json-file", to123)
 	mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", move)
+	waitReplicas(t, ctx, c, adm, "bulk", []int32{1, 2}, time.Minute)
+	start = time.Now()
+	mustCluster(t, addr, "cluster", "reassign", "execute", "--reassignment-json-file", to123)
 	waitReplicas(t, ctx, c, adm, "bulk", []int32{1, 2, 3}, time.Minute)
 	free := time.Since(start)
 	t.Logf("unthrottled copy of the same partition: %v", free)
