@@ -63,7 +63,7 @@ func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest) *k
 		resp.Brokers = append(resp.Brokers, mb)
 	}
 	resp.ClusterID = ptr(img.ClusterID)
-	resp.ControllerID = img.ControllerID
+	resp.ControllerID = clientControllerID(img)
 	resp.AuthorizedOperations = opsOmitted
 	if r.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = clusterOpsAll

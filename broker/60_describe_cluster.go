@@ -18,7 +18,7 @@ func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest) *kmsg.Des
 	img := s.image()
 	resp.EndpointType = 1
 	resp.ClusterID = img.ClusterID
-	resp.ControllerID = img.ControllerID
+	resp.ControllerID = clientControllerID(img)
 	resp.ClusterAuthorizedOperations = opsOmitted
 	if r.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = clusterOpsAll

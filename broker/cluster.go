@@ -232,3 +232,20 @@ func (s *Server) brokerEpoch() int64 {
 func sortedKeys[V any](m map[int16]V) []int16 { return slices.Sorted(maps.Keys(m)) }
 
 func sortedKeys32[V any](m map[int32]V) []int32 { return slices.Sorted(maps.Keys(m)) }
+
+// clientControllerID is the "controller" Metadata and DescribeCluster
+// name to clients. Clients send admin requests there, so it must be a
+// live broker: the active controller when it is one (a combined node:
+// no forwarding needed), else the lowest live broker, which forwards —
+// Kafka's KRaft brokers answer a live broker too.
+func clientControllerID(img *metadata.Image) int32 {
+	if b := img.Brokers[img.ControllerID]; b != nil && !b.Fenced {
+		return img.ControllerID
+	}
+	for _, id := range img.BrokerIDs() {
+		if !img.Brokers[id].Fenced {
+			return id
+		}
+	}
+	return img.ControllerID
+}
