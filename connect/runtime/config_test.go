@@ -175,11 +175,26 @@ func TestParseConnectorConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := tc.TopicCreation.For("state-x"); g.Name != "compacted" || g.Configs["cleanup.policy"] != "compact" || g.Partitions != -1 {
+	// A group without its own partitions/replication factor takes
+	// default's (Kafka's SourceConnectorConfig.enrich).
+	if g := tc.TopicCreation.For("state-x"); g.Name != "compacted" || g.Configs["cleanup.policy"] != "compact" || g.Partitions != 3 || g.ReplicationFactor != -1 {
 		t.Errorf("group for state-x: %+v", g)
 	}
 	if g := tc.TopicCreation.For("other"); g.Name != "default" || g.Partitions != 3 {
 		t.Errorf("group for other: %+v", g)
+	}
+	tc, err = ParseConnectorConfig(map[string]string{"name": "s", "connector.class": "GoldenSource", "topic": "x",
+		"topic.creation.groups": "big,default", "topic.creation.default.partitions": "2", "topic.creation.default.replication.factor": "1",
+		"topic.creation.big.include": "big-.*", "topic.creation.big.exclude": "big-small", "topic.creation.big.partitions": "12",
+		"topic.creation.big.retention.ms": "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := tc.TopicCreation.For("big-1"); g.Name != "big" || g.Partitions != 12 || g.ReplicationFactor != 1 || g.Configs["retention.ms"] != "1000" {
+		t.Errorf("group for big-1: %+v", g)
+	}
+	if g := tc.TopicCreation.For("big-small"); g.Name != "default" || g.Partitions != 2 || len(g.Configs) != 0 {
+		t.Errorf("group for big-small (excluded): %+v", g)
 	}
 	if _, err := ParseConnectorConfig(map[string]string{"name": "s", "connector.class": "GoldenSource", "topic": "x",
 		"topic.creation.default.partitions": "3"}); err == nil || !strings.Contains(err.Error(), "replication.factor") {

@@ -321,9 +321,14 @@ func parseTopicCreation(props map[string]string) (*TopicCreation, error) {
 		}
 		seen[g] = true
 	}
-	for _, name := range append(slices.DeleteFunc(groups, func(s string) bool { return s == "default" }), "default") {
+	// Groups other than default take default's partitions and
+	// replication factor unless they set their own (Kafka's
+	// SourceConnectorConfig.enrich); default is read first for them.
+	var defPartitions int32 = -1
+	var defRF int16 = -1
+	for _, name := range append([]string{"default"}, slices.DeleteFunc(groups, func(s string) bool { return s == "default" })...) {
 		gp := connect.WithPrefix(props, "topic.creation."+name+".")
-		g := TopicCreationGroup{Name: name, Partitions: -1, ReplicationFactor: -1, Configs: map[string]string{}}
+		g := TopicCreationGroup{Name: name, Partitions: defPartitions, ReplicationFactor: defRF, Configs: map[string]string{}}
 		for k, v := range gp {
 			v = strings.TrimSpace(v)
 			switch k {
@@ -368,8 +373,11 @@ func parseTopicCreation(props map[string]string) (*TopicCreation, error) {
 			if _, ok := gp["partitions"]; !ok {
 				return nil, fmt.Errorf("Missing required configuration \"topic.creation.default.partitions\" which has no default value.")
 			}
+			defPartitions, defRF = g.Partitions, g.ReplicationFactor
 		}
 		tc.Groups = append(tc.Groups, g)
 	}
+	// Tried in order, default last.
+	tc.Groups = append(tc.Groups[1:], tc.Groups[0])
 	return tc, nil
 }

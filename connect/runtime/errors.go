@@ -264,6 +264,9 @@ func javaErrorClass(err error) string {
 	var re *connect.RetriableError
 	var ce *ConnectError
 	var cfg *connect.ConfigError
+	if jc, ok := err.(interface{ JavaClass() string }); ok {
+		return jc.JavaClass()
+	}
 	switch {
 	case errors.As(err, &ce) && ce.Msg != "":
 		return "org.apache.kafka.connect.errors.ConnectException"

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,15 +46,25 @@ type sourceTask struct {
 	// sendErr is the first producer failure not tolerated: the task fails
 	// at its next loop.
 	sendErr atomic.Pointer[error]
+	// failLoop cancels the task loop's context (set before the first
+	// record is produced).
+	failLoop context.CancelFunc
 
 	commitMu  sync.Mutex // one offset commit at a time
 	closeOnce sync.Once
 	pending   map[string]connect.SourcePartitionOffset
 
+	// maxBlock is the producer's max.block.ms (0: unbounded, Kafka
+	// Connect's Long.MAX_VALUE default): how long a record may wait for
+	// its topic to appear in the metadata before the task fails.
+	maxBlock time.Duration
+
 	topicsMu sync.Mutex
-	created  map[string]bool // topics known to exist (topic creation)
-	tracked  map[string]bool // topics recorded as active
-	commitOK atomic.Bool     // a RecordCommitter task
+	created  map[string]bool       // topics known to exist (topic creation)
+	acked    map[string]bool       // topics with an acknowledged record (maxBlock)
+	waits    map[string]*topicWait // records' wait for a topic not acknowledged yet (maxBlock)
+	tracked  map[string]bool       // topics recorded as active
+	commitOK atomic.Bool           // a RecordCommitter task
 	// written counts acknowledged records; the committer adds what is new
 	// to the metric (one atomic add per record instead of a float CAS).
 	written, reported atomic.Int64
@@ -69,7 +82,8 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 	m := w.metrics.forTask(t.id.Connector, t.id.Task)
 	s := &sourceTask{w: w, t: t, cc: cc, props: props, task: conn.NewTask(), plugins: tp, m: m,
 		eh: newErrorHandler(cc, t.id.String(), t.id.Connector, t.id.Task, t.log, m), submitted: newSubmittedRecords(),
-		pending: map[string]connect.SourcePartitionOffset{}, created: map[string]bool{}, tracked: map[string]bool{}}
+		pending: map[string]connect.SourcePartitionOffset{}, created: map[string]bool{}, tracked: map[string]bool{},
+		acked: map[string]bool{}, waits: map[string]*topicWait{}}
 	// Kafka's producer defaults: acks=all (Connect), no compression.
 	base := map[string]string{"client.id": "connector-producer-" + t.id.String(), "acks": "all", "compression.type": "none"}
 	ov, err := w.overrides(cc, ProducerOverridePrefix)
@@ -83,11 +97,19 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 		closeChain(tp.chain)
 		return nil, err
 	}
+	// max.block.ms bounds the wait for a topic's metadata (Kafka's
+	// producer.waitOnMetadata); Connect's default is Long.MAX_VALUE.
+	if v, ok := props2["max.block.ms"]; ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 && n < math.MaxInt64/int64(time.Millisecond) {
+			s.maxBlock = max(time.Duration(n)*time.Millisecond, time.Millisecond)
+		}
+	}
 	// Kafka's producer retries until it succeeds (delivery.timeout.ms is
 	// Integer.MAX_VALUE for Connect); explicit partitions are honoured.
 	// Like Kafka's producer (max.block.ms is Long.MAX_VALUE for Connect),
 	// wait for a missing topic instead of failing, and let the broker
-	// auto-create it when it is configured to.
+	// auto-create it when it is configured to; a finite max.block.ms
+	// bounds that wait (produceCtx).
 	opts = append([]kgo.Opt{
 		kgo.RecordPartitioner(connectPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.AllowAutoTopicCreation(),
@@ -197,20 +219,30 @@ func (s *sourceTask) execute(ctx context.Context) error {
 func (s *sourceTask) closeClients() {
 	s.closeOnce.Do(func() {
 		s.cl.Close()
+		s.topicsMu.Lock()
+		for _, w := range s.waits {
+			w.cancel()
+		}
+		s.topicsMu.Unlock()
 		if s.adm != nil {
 			s.adm.Close()
 		}
 	})
 }
 
-func (s *sourceTask) loop(ctx context.Context) error {
+func (s *sourceTask) loop(parent context.Context) error {
+	// A send failure cancels ctx, so a task blocked in Poll learns of it
+	// at once rather than at its next record.
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.failLoop = cancel
 	var batch []*connect.Record
 	for {
-		if ctx.Err() != nil {
-			return nil
-		}
 		if p := s.sendErr.Load(); p != nil {
 			return *p
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		if s.t.paused() || batch == nil {
 			if !s.t.awaitRunning(ctx) {
@@ -237,6 +269,9 @@ func (s *sourceTask) loop(ctx context.Context) error {
 			batch = recs
 		}
 		if err := s.send(ctx, batch); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopping while waiting (topic creation)
+			}
 			return err
 		}
 		batch = nil
@@ -295,7 +330,11 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 			return err
 		}
 		s.submitted.submitLocked(&or.sub, pre.SourcePartition, pre.SourceOffset)
-		s.cl.Produce(context.Background(), &or.Record, s.promise)
+		pctx := context.Background()
+		if s.maxBlock > 0 {
+			pctx = s.produceCtx(or.Topic)
+		}
+		s.cl.Produce(pctx, &or.Record, s.promise)
 	}
 	return nil
 }
@@ -336,9 +375,21 @@ func (s *sourceTask) sent(or *outRecord, err error) {
 			s.commitRecord(or.pre, nil)
 			return
 		}
-		ferr := error(&ConnectError{Msg: fmt.Sprintf("Unrecoverable exception from producer send callback (topic %s)", kr.Topic), Err: err})
-		s.sendErr.CompareAndSwap(nil, &ferr)
+		if s.maxBlock > 0 && errors.Is(err, context.DeadlineExceeded) {
+			// The record's wait for its topic's metadata ran out.
+			err = &KafkaTimeoutError{Msg: fmt.Sprintf("Topic %s not present in metadata after %d ms.", kr.Topic, s.maxBlock.Milliseconds())}
+		}
+		// Kafka's AbstractWorkerSourceTask: the task fails at its next
+		// loop; nothing after this record's offset is committed.
+		s.t.log.Error("failed to send record to Kafka", "topic", kr.Topic, "partition", kr.Partition, "err", err)
+		ferr := error(&ConnectError{Msg: "Unrecoverable exception from producer send callback", Err: err})
+		if s.sendErr.CompareAndSwap(nil, &ferr) && s.failLoop != nil {
+			s.failLoop()
+		}
 		return
+	}
+	if s.maxBlock > 0 {
+		s.topicAcked(kr.Topic)
 	}
 	s.submitted.ack(&or.sub)
 	s.written.Add(1)
@@ -504,7 +555,63 @@ func (s *sourceTask) commitOffsets() {
 	}
 }
 
-// ensureTopic creates a topic per KIP-158 the first time a record goes to it.
+// topicWait is the context records to a topic wait on until one of
+// them is acknowledged: max.block.ms from the first record sent to it.
+type topicWait struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// produceCtx returns the context to produce a record to topic with when
+// max.block.ms is finite: the topic's wait until a record to it has been
+// acknowledged (its metadata is known), then none.
+func (s *sourceTask) produceCtx(topic string) context.Context {
+	s.topicsMu.Lock()
+	defer s.topicsMu.Unlock()
+	if s.acked[topic] {
+		return context.Background()
+	}
+	w := s.waits[topic]
+	if w == nil || w.ctx.Err() != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.maxBlock)
+		w = &topicWait{ctx, cancel}
+		s.waits[topic] = w
+	}
+	return w.ctx
+}
+
+// topicAcked notes that topic's metadata is known: later records to it
+// produce without a deadline. The wait's timer is left to expire (records
+// waiting for buffer space may still hold its context).
+func (s *sourceTask) topicAcked(topic string) {
+	s.topicsMu.Lock()
+	if !s.acked[topic] {
+		s.acked[topic] = true
+		delete(s.waits, topic)
+	}
+	s.topicsMu.Unlock()
+}
+
+// KafkaTimeoutError is Kafka's org.apache.kafka.common.errors.TimeoutException
+// (a record's topic not in the metadata within max.block.ms).
+type KafkaTimeoutError struct{ Msg string }
+
+func (e *KafkaTimeoutError) Error() string { return e.Msg }
+func (e *KafkaTimeoutError) JavaClass() string {
+	return "org.apache.kafka.common.errors.TimeoutException"
+}
+
+// sendFailedBackoff is Kafka's AbstractWorkerSourceTask.SEND_FAILED_BACKOFF_MS:
+// how long a task waits before retrying after a retriable failure.
+const sendFailedBackoff = 100 * time.Millisecond
+
+// ensureTopic makes sure a topic exists before the first record goes to
+// it, as Kafka's AbstractWorkerSourceTask.maybeCreateTopic with KIP-158:
+// a topic that exists is used as it is; a missing one is created with the
+// settings of the first topic.creation group that matches it (default
+// last). Retriable problems (timeouts, no controller, brokers not
+// answering) are retried every 100 ms until the task stops; others fail
+// the task with Kafka's messages.
 func (s *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 	if s.adm == nil {
 		return nil
@@ -515,7 +622,61 @@ func (s *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 	if known {
 		return nil
 	}
+	for {
+		err := s.tryEnsureTopic(ctx, topic)
+		if err == nil {
+			s.topicsMu.Lock()
+			s.created[topic] = true
+			s.topicsMu.Unlock()
+			return nil
+		}
+		var re *connect.RetriableError
+		if !errors.As(err, &re) {
+			s.t.log.Warn("failed to send record to topic due to an unrecoverable exception", "topic", topic, "err", err)
+			return err
+		}
+		s.t.log.Warn("failed to send record to topic; backing off before retrying", "topic", topic, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(sendFailedBackoff):
+		}
+	}
+}
+
+// retriableAdminErr reports whether an admin call's failure may clear by
+// itself: Kafka's retriable errors, timeouts, connection failures.
+func retriableAdminErr(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable || errors.Is(err, kerr.RequestTimedOut)
+	}
+	return !errors.Is(err, context.Canceled)
+}
+
+func (s *sourceTask) tryEnsureTopic(ctx context.Context, topic string) error {
+	s.t.log.Info("the task will send records to the topic for the first time; checking whether it exists", "topic", topic)
+	td, err := s.adm.ListTopics(ctx, topic)
+	if err == nil {
+		if d, ok := td[topic]; ok {
+			err = d.Err
+		}
+	}
+	switch {
+	case err == nil && len(td[topic].Partitions) > 0:
+		s.t.log.Info("topic already exists", "topic", topic)
+		return nil
+	case err == nil, errors.Is(err, kerr.UnknownTopicOrPartition):
+		// Missing: create it below.
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return &ConnectError{Msg: fmt.Sprintf("Not authorized to describe topic(s) '%s' on the brokers", topic), Err: err}
+	case retriableAdminErr(err):
+		return &connect.RetriableError{Err: fmt.Errorf("Timed out while describing topics '[%s]': %w", topic, err)}
+	default:
+		return &ConnectError{Msg: fmt.Sprintf("Error while attempting to describe topics '[%s]'", topic), Err: err}
+	}
 	g := s.cc.TopicCreation.For(topic)
+	s.t.log.Info("creating topic", "topic", topic, "group", g.Name)
 	cfg := map[string]*string{}
 	for k, v := range g.Configs {
 		cfg[k] = kadm.StringPtr(v)
@@ -524,17 +685,49 @@ func (s *sourceTask) ensureTopic(ctx context.Context, topic string) error {
 	if err == nil {
 		err = resp.Err
 	}
+	newTopic := newTopicString(topic, g)
 	switch {
 	case err == nil:
-		s.t.log.Info("created topic", "topic", topic, "group", g.Name, "partitions", g.Partitions, "replication_factor", g.ReplicationFactor)
+		s.t.log.Info("created topic using creation group", "topic", newTopic, "group", g.Name)
+		return nil
 	case errors.Is(err, kerr.TopicAlreadyExists):
+		s.t.log.Info("found existing topic", "topic", newTopic)
+		return nil
+	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed), errors.Is(err, kerr.UnsupportedVersion):
+		// Kafka's TopicAdmin assumes the topic exists or will be
+		// auto-created; the task then finds neither.
+		s.t.log.Warn("request to create new topic failed", "topic", topic, "err", err)
+		return &ConnectError{Msg: fmt.Sprintf("Task failed to create new topic %s. Ensure that the task is authorized to create topics or that the topic exists and restart the task", newTopic)}
+	case errors.Is(err, kerr.InvalidConfig):
+		msg := err.Error()
+		if resp.ErrMessage != "" {
+			msg = resp.ErrMessage
+		}
+		return &ConnectError{Msg: fmt.Sprintf("Unable to create topic(s) '[%s]': %s", topic, msg), Err: err}
+	case errors.Is(err, kerr.RequestTimedOut), errors.Is(err, context.DeadlineExceeded):
+		return &ConnectError{Msg: fmt.Sprintf("Timed out while checking for or creating topic(s) '[%s]'. This could indicate a connectivity issue, unavailable topic partitions, or if this is your first use of the topic it may have taken too long to create.", topic), Err: err}
+	case retriableAdminErr(err):
+		return &connect.RetriableError{Err: fmt.Errorf("create topic %s: %w", topic, err)}
 	default:
-		return &ConnectError{Msg: fmt.Sprintf("Failed to create topic '%s' (topic.creation group %s)", topic, g.Name), Err: err}
+		return &ConnectError{Msg: fmt.Sprintf("Error while attempting to create/find topic(s) '[%s]'", topic), Err: err}
 	}
-	s.topicsMu.Lock()
-	s.created[topic] = true
-	s.topicsMu.Unlock()
-	return nil
+}
+
+// newTopicString is Kafka's NewTopic.toString, as its messages print it.
+func newTopicString(topic string, g *TopicCreationGroup) string {
+	keys := make([]string, 0, len(g.Configs))
+	for k := range g.Configs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + g.Configs[k])
+	}
+	return fmt.Sprintf("(name=%s, numPartitions=%d, replicationFactor=%d, replicasAssignments=null, configs={%s})", topic, g.Partitions, g.ReplicationFactor, b.String())
 }
 
 // trackTopic records a topic the task wrote to (KIP-558).
