@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,6 +22,11 @@ import (
 type brokerSession struct {
 	lastSeen time.Time
 	fenced   bool
+	// metadataOffset is the metadata offset the broker last reported it
+	// applied; shutdownOffset the offset of the entry that moved its
+	// leaderships away when it entered controlled shutdown.
+	metadataOffset int64
+	shutdownOffset int64
 }
 
 // sessionValid reports whether the broker has an unexpired session
@@ -123,6 +129,8 @@ func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (Heartb
 	}
 	now := time.Now()
 	q.touch(h.ID, now)
+	sess := q.sessions[h.ID]
+	sess.metadataOffset = h.MetadataOffset
 	cur := stateOf(b)
 	next := cur
 	switch cur {
@@ -145,7 +153,10 @@ func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (Heartb
 			next = stateShutdownNow
 		}
 	case stateControlledShutdown:
-		if !leadsAny(img, h.ID) {
+		// Kafka's rule: leading nothing is not enough; every active
+		// broker must have applied the entry that moved the leaderships,
+		// so the new leaders act as leaders before this one stops.
+		if !leadsAny(img, h.ID) && q.lowestActiveOffset(img) >= sess.shutdownOffset {
 			next = stateShutdownNow
 		}
 	}
@@ -165,14 +176,34 @@ func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (Heartb
 	if err := q.propose(recs); err != nil {
 		return HeartbeatResult{}, err
 	}
-	if s := q.sessions[h.ID]; s != nil {
-		s.fenced = next == stateFenced || next == stateShutdownNow
+	sess.fenced = next == stateFenced || next == stateShutdownNow
+	if next == stateControlledShutdown && cur != stateControlledShutdown {
+		sess.shutdownOffset = q.Image().Offset
 	}
 	return HeartbeatResult{
 		IsCaughtUp:     h.MetadataOffset >= b.Epoch,
 		IsFenced:       next == stateFenced || next == stateShutdownNow,
 		ShouldShutdown: next == stateShutdownNow,
 	}, nil
+}
+
+// lowestActiveOffset is the lowest metadata offset the active brokers
+// (registered, unfenced, not shutting down) last reported, as Kafka's
+// BrokerHeartbeatManager.lowestActiveOffset; MaxInt64 when there is none.
+// Caller holds q.mu.
+func (q *Quorum) lowestActiveOffset(img *metadata.Image) int64 {
+	low := int64(math.MaxInt64)
+	for id, b := range img.Brokers {
+		if !b.Active() {
+			continue
+		}
+		off := int64(-1) // no heartbeat to this controller yet
+		if s := q.sessions[id]; s != nil {
+			off = s.metadataOffset
+		}
+		low = min(low, off)
+	}
+	return low
 }
 
 // leadsAny reports whether broker id leads any partition.

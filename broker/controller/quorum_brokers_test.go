@@ -310,7 +310,25 @@ func TestControlledShutdown(t *testing.T) {
 		Partition: 0, LeaderEpoch: p.LeaderEpoch, PartitionEpoch: p.PartitionEpoch, NewISR: []int32{2, 1}}); errCode(err) != kerr.IneligibleReplica {
 		t.Fatalf("adding a broker in controlled shutdown: %v", err)
 	}
-	// It leads nothing now: the next heartbeat lets it go, fenced.
+	// It leads nothing now, but brokers 2 and 3 have not reported the
+	// entry that made 2 the leader: Kafka's controller holds the shutdown
+	// until every active broker has (lowestActiveOffset), so the new
+	// leaders lead before the old one stops.
+	res, err = q.BrokerHeartbeat(ctx, BrokerHeartbeat{ID: 1, Epoch: epochs[1], MetadataOffset: q.Image().Offset, WantShutdown: true})
+	if err != nil || res.IsFenced || res.ShouldShutdown {
+		t.Fatalf("controlled shutdown before the others caught up: %+v %v", res, err)
+	}
+	if _, err := q.BrokerHeartbeat(ctx, BrokerHeartbeat{ID: 2, Epoch: epochs[2], MetadataOffset: q.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = q.BrokerHeartbeat(ctx, BrokerHeartbeat{ID: 1, Epoch: epochs[1], MetadataOffset: q.Image().Offset, WantShutdown: true})
+	if err != nil || res.ShouldShutdown {
+		t.Fatalf("controlled shutdown with broker 3 behind: %+v %v", res, err)
+	}
+	if _, err := q.BrokerHeartbeat(ctx, BrokerHeartbeat{ID: 3, Epoch: epochs[3], MetadataOffset: q.Image().Offset}); err != nil {
+		t.Fatal(err)
+	}
+	// Now the next heartbeat lets it go, fenced.
 	res, err = q.BrokerHeartbeat(ctx, BrokerHeartbeat{ID: 1, Epoch: epochs[1], MetadataOffset: q.Image().Offset, WantShutdown: true})
 	if err != nil || !res.IsFenced || !res.ShouldShutdown || !q.Image().Brokers[1].Fenced {
 		t.Fatalf("controlled shutdown end: %+v %v", res, err)

@@ -209,9 +209,11 @@ func runClusterCommands(t *testing.T, kafka bool) {
 
 	// elect-leaders: restart node 1 so its partitions are led elsewhere,
 	// then move preferred leadership back.
+	stopAt := time.Now()
 	if err := c.Node(1).Stop(); err != nil {
 		t.Logf("node 1 stop: %v", err)
 	}
+	t.Logf("node 1 stopped (controlled shutdown) in %v", time.Since(stopAt))
 	c.Node(1).Restart()
 	c.WaitReady(t, time.Minute)
 	testkit.CheckFor(t, 30*time.Second, 500*time.Millisecond, func() error {
