@@ -468,3 +468,47 @@ func waitReplicas(t *testing.T, ctx context.Context, c *testkit.ProcessCluster, 
 		return nil
 	})
 }
+
+// TestClusterAutoLeaderRebalanceFjord: with auto.leader.rebalance.enable
+// (Kafka's default) a restarted broker gets its preferred leaderships back
+// by itself, without an ElectLeaders call, once it is back in the ISR and
+// the controller's next imbalance check runs.
+func TestClusterAutoLeaderRebalanceFjord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster; skipped with -short")
+	}
+	c := testkit.StartProcessCluster(t, testkit.ProcessClusterOptions{
+		Nodes: 3,
+		Props: map[string]string{"auto.leader.rebalance.enable": "true", "leader.imbalance.check.interval.seconds": "1"},
+	})
+	c.WaitReady(t, 2*time.Minute)
+	addr := c.Bootstrap()
+	mustCluster(t, addr, "topic", "create", "pref", "--partitions", "6", "--replication-factor", "3")
+	seenEverywhere(t, c, "pref", 6)
+	var restart int32 = -1
+	for p := range int32(6) {
+		if l := c.LeaderOf(t, "pref", p); l > 0 {
+			restart = l
+			break
+		}
+	}
+	if restart < 0 {
+		t.Fatal("pref has no leader")
+	}
+	if err := c.Node(restart).Stop(); err != nil {
+		t.Logf("node %d stop: %v", restart, err)
+	}
+	if d := describe(t, addr); len(d.NotPreferred) == 0 {
+		t.Fatalf("stopping node %d moved no preferred leadership", restart)
+	}
+	c.Node(restart).Restart()
+	back := time.Now()
+	c.WaitReady(t, time.Minute)
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		if d := describe(t, addr); len(d.NotPreferred) > 0 || len(d.UnderReplicated) > 0 {
+			return fmt.Errorf("not led by the preferred replica: %+v; under-replicated: %d", d.NotPreferred, len(d.UnderReplicated))
+		}
+		return nil
+	})
+	t.Logf("node %d led its preferred partitions again %v after its restart", restart, time.Since(back))
+}
