@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -298,6 +299,23 @@ func runClusterCommands(t *testing.T, kafka bool) {
 	}
 	if _, err := clusterRun(t, addr, "cluster", "remove-broker", "4"); err == nil || !strings.Contains(err.Error(), "not registered") {
 		t.Errorf("remove-broker of an unregistered broker: %v", err)
+	}
+	// Every broker serves UnregisterBroker, the active controller's node
+	// or not (the others forward it): all answer from the controller.
+	for _, n := range c.Nodes() {
+		if !n.IsBroker() || !n.Running() {
+			continue
+		}
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = 4
+		resp, err := testkit.RawRequest(n.ClientAddr, req, 10*time.Second)
+		if err != nil {
+			t.Errorf("UnregisterBroker to node %d: %v", n.ID, err)
+			continue
+		}
+		if code := resp.(*kmsg.UnregisterBrokerResponse).ErrorCode; code != kerr.BrokerIDNotRegistered.Code {
+			t.Errorf("UnregisterBroker of the removed broker 4 via node %d: %v", n.ID, kerr.ErrorForCode(code))
+		}
 	}
 }
 
