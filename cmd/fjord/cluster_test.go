@@ -365,7 +365,20 @@ func TestClusterReassignThrottleFjord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-process cluster; skipped with -short")
 	}
-	c := testkit.StartProcessCluster(t, testkit.ProcessClusterOptions{Nodes: 3})
+	runReassignThrottle(t, false)
+}
+
+// TestClusterReassignThrottleKafka is the same against Apache Kafka 4.4,
+// the reference for the figures. Needs FJORD_KAFKA_TESTS=1.
+func TestClusterReassignThrottleKafka(t *testing.T) {
+	if os.Getenv("FJORD_KAFKA_TESTS") == "" {
+		t.Skip("needs Apache Kafka 4.4 JVMs: set FJORD_KAFKA_TESTS=1 (after scripts/kafka.sh fetch)")
+	}
+	runReassignThrottle(t, true)
+}
+
+func runReassignThrottle(t *testing.T, kafka bool) {
+	c := testkit.StartProcessCluster(t, testkit.ProcessClusterOptions{Nodes: 3, Kafka: kafka})
 	c.WaitReady(t, 2*time.Minute)
 	addr := c.Bootstrap()
 	ctx := testkit.Context(t, 3*time.Minute)
