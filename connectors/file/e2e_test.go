@@ -43,12 +43,16 @@ type connectHarness struct {
 	h *herder.Standalone
 }
 
-func startConnect(t testing.TB, addr, converter string, offsets storage.OffsetStore) *connectHarness {
+func startConnect(t testing.TB, addr, converter string, offsets storage.OffsetStore, overrides ...string) *connectHarness {
 	t.Helper()
-	cfg, err := runtime.ParseWorkerConfig(map[string]string{
+	props := map[string]string{
 		"bootstrap.servers": addr, "key.converter": converter, "value.converter": converter,
 		"offset.storage.file.filename": "/nonexistent", "offset.flush.interval.ms": "100",
-	}, runtime.Standalone)
+	}
+	for i := 0; i+1 < len(overrides); i += 2 {
+		props[overrides[i]] = overrides[i+1]
+	}
+	cfg, err := runtime.ParseWorkerConfig(props, runtime.Standalone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,23 +406,31 @@ func TestValidateThroughRuntime(t *testing.T) {
 	}
 }
 
-// dyingStore stops persisting offsets once the "process" died.
+// dyingStore stops persisting offsets once the "process" died: at the
+// first commit at or past dieAt, which it still stores, so the crash
+// lands mid-file however fast the source reads.
 type dyingStore struct {
 	storage.OffsetStore
-	mu   sync.Mutex
-	dead bool
+	dieAt int64
+	mu    sync.Mutex
+	dead  bool
 }
-
-func (d *dyingStore) die() { d.mu.Lock(); d.dead = true; d.mu.Unlock() }
 
 func (d *dyingStore) Put(ctx context.Context, c string, o []connect.SourcePartitionOffset) error {
 	d.mu.Lock()
-	dead := d.dead
-	d.mu.Unlock()
-	if dead {
+	defer d.mu.Unlock()
+	if d.dead {
 		return errors.New("process died")
 	}
-	return d.OffsetStore.Put(ctx, c, o)
+	if err := d.OffsetStore.Put(ctx, c, o); err != nil {
+		return err
+	}
+	for _, po := range o {
+		if pos, ok := po.Offset["position"].(int64); ok && pos >= d.dieAt {
+			d.dead = true
+		}
+	}
+	return nil
 }
 
 // TestCrashResendsOnlyAfterCommittedPosition: offsets stop being stored
@@ -426,6 +438,9 @@ func (d *dyingStore) Put(ctx context.Context, c string, o []connect.SourcePartit
 // position. The topic holds the first run's lines, then the second run's
 // from the committed line on: nothing lost, repeats only after the commit.
 func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
+	// Lines of ~300 bytes: 6 MB take the source long enough that offsets
+	// are committed many times before it reaches the end.
+	lineFormat := "line %d é " + strings.Repeat("x", 290)
 	if testing.Short() {
 		t.Skip("end to end with a broker")
 	}
@@ -436,7 +451,7 @@ func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
 	var sb strings.Builder
 	var ends []int64 // byte position after each line
 	for i := range n {
-		fmt.Fprintf(&sb, "line %d é\n", i)
+		fmt.Fprintf(&sb, lineFormat+"\n", i)
 		ends = append(ends, int64(sb.Len()))
 	}
 	os.WriteFile(in, []byte(sb.String()), 0o644)
@@ -444,8 +459,10 @@ func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
 	source := map[string]string{"name": "source", "connector.class": "FileStreamSource", "file": in, "topic": "crash", "batch.size": "10"}
 
 	store := storage.NewMemoryOffsetStore()
-	dying := &dyingStore{OffsetStore: store}
-	w := startConnect(t, b.Addr, stringConverter, dying)
+	dying := &dyingStore{OffsetStore: store, dieAt: ends[100]}
+	// Offsets flushed every millisecond, so a commit lands mid-file
+	// however fast the source reads the whole of it.
+	w := startConnect(t, b.Addr, stringConverter, dying, "offset.flush.interval.ms", "1")
 	w.create(t, source)
 	ctx := testkit.Context(t, 60*time.Second)
 	part := []map[string]any{{"filename": in}}
@@ -456,7 +473,6 @@ func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
 		}
 		return nil
 	})
-	dying.die()
 	w.stop()
 	o, _ := store.Get(ctx, "source", part)
 	committed := o[0]["position"].(int64)
@@ -469,7 +485,7 @@ func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
 	w.create(t, source)
 	var recs []*kgo.Record
 	cl := testkit.Client(t, b.Addr, kgo.ConsumeTopics("crash"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for len(recs) == 0 || string(recs[len(recs)-1].Value) != fmt.Sprintf("line %d é", n-1) {
+	for len(recs) == 0 || string(recs[len(recs)-1].Value) != fmt.Sprintf(lineFormat, n-1) {
 		if err := w.failed(); err != nil {
 			t.Fatal(err)
 		}
@@ -489,7 +505,7 @@ func TestCrashResendsOnlyAfterCommittedPosition(t *testing.T) {
 		if i > m {
 			want = next + i - m - 1
 		}
-		if string(r.Value) != fmt.Sprintf("line %d é", want) {
+		if string(r.Value) != fmt.Sprintf(lineFormat, want) {
 			t.Fatalf("record %d is %q, want line %d (first run sent lines 0..%d, committed up to line %d)", i, r.Value, want, m, next-1)
 		}
 	}
