@@ -44,22 +44,30 @@ type ClusterSetup struct {
 	Acks  string `json:"acks"`
 	// MinISR is the topics' min.insync.replicas (0: the default, 1).
 	MinISR int `json:"min_isr,omitempty"`
+	// Kafka runs Apache Kafka 4.4 nodes instead of Fjord's.
+	Kafka bool `json:"kafka,omitempty"`
 }
 
 // The two setups issue 4 compares.
 var (
 	SetupRF1 = ClusterSetup{Name: "RF 1", Nodes: 1, RF: 1, Acks: "1"}
 	SetupRF3 = ClusterSetup{Name: "RF 3", Nodes: 3, RF: 3, Acks: "all", MinISR: 2}
+	// SetupKafkaRF3 is SetupRF3 on Apache Kafka 4.4 (its own defaults,
+	// 9 s broker session): the reference for RF 3's figures.
+	SetupKafkaRF3 = ClusterSetup{Name: "Kafka RF 3", Nodes: 3, RF: 3, Acks: "all", MinISR: 2, Kafka: true}
 )
 
 // ClusterBenchConfig is one `fjord bench cluster` run.
 type ClusterBenchConfig struct {
-	Bin       string // fjord binary run as `fjord broker`
-	Dir       string
-	BasePort  int // client port; controller +1, HTTP +2, on every node's address
-	Setups    []ClusterSetup
-	Workloads []Workload
-	Runs      int
+	Bin string // fjord binary run as `fjord broker`
+	// KafkaScript is scripts/kafka.sh: it fetches Kafka's jars (once)
+	// and prints their classpath, for SetupKafkaRF3.
+	KafkaScript string
+	Dir         string
+	BasePort    int // client port; controller +1, HTTP +2, on every node's address
+	Setups      []ClusterSetup
+	Workloads   []Workload
+	Runs        int
 	// WarmupFrac of each workload is produced before the clock starts.
 	WarmupFrac float64
 
@@ -124,15 +132,38 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 		Kills:   cfg.Kills, ProbeFranzDefaults: cfg.ProbeFranzDefaults,
 	}
 	if cfg.RecordMachine {
-		rep.Machine = ReadMachine(nil)
+		var targets []Target
+		if slices.ContainsFunc(cfg.Setups, func(s ClusterSetup) bool { return s.Kafka }) {
+			targets = append(targets, &kafkaTarget{}) // for the Java and Kafka versions
+		}
+		rep.Machine = ReadMachine(targets)
 	}
+	var kafkaCP string
+	kafkaBroken := false
 	for run := 1; run <= cfg.Runs; run++ {
 		for _, s := range cfg.Setups {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			var kafka *kafkaRuntime
+			if s.Kafka {
+				if kafkaBroken {
+					continue
+				}
+				if kafkaCP == "" {
+					cp, err := kafkaClasspath(ctx, cfg.KafkaScript)
+					if err != nil {
+						cfg.Log.Error("Kafka not runnable", "err", err)
+						rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", s.Name, err))
+						kafkaBroken = true
+						continue
+					}
+					kafkaCP = cp
+				}
+				kafka = &kafkaRuntime{classpath: kafkaCP, clusterID: newKafkaUUID()}
+			}
 			cfg.Log.Info("cluster bench", "setup", s.Name, "run", run, "of", cfg.Runs)
-			if err := runSetup(ctx, &cfg, s, run, rep); err != nil {
+			if err := runSetup(ctx, &cfg, s, kafka, run, rep); err != nil {
 				cfg.Log.Error("setup failed", "setup", s.Name, "run", run, "err", err)
 				rep.Errors = append(rep.Errors, fmt.Sprintf("%s run %d: %v", s.Name, run, err))
 			}
@@ -153,9 +184,9 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 
 // runSetup starts s's cluster, runs every workload against it and stops
 // it, appending what it measured to rep.
-func runSetup(ctx context.Context, cfg *ClusterBenchConfig, s ClusterSetup, run int, rep *ClusterReport) error {
+func runSetup(ctx context.Context, cfg *ClusterBenchConfig, s ClusterSetup, kafka *kafkaRuntime, run int, rep *ClusterReport) error {
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-run%d", strings.ReplaceAll(strings.ToLower(s.Name), " ", ""), run))
-	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil)
+	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil, kafka)
 	if err != nil {
 		return err
 	}
@@ -234,6 +265,22 @@ func runClusterWorkload(ctx context.Context, cfg *ClusterBenchConfig, c *benchCl
 	return nil
 }
 
+// kafkaClasspath lets script fetch Kafka's jars (idempotent) and print
+// their classpath.
+func kafkaClasspath(ctx context.Context, script string) (string, error) {
+	if script == "" {
+		return "", errors.New("no --kafka-script to fetch Apache Kafka with")
+	}
+	if out, err := exec.CommandContext(ctx, script, "fetch").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s fetch: %w: %s", script, err, tail(out, 1000))
+	}
+	out, err := exec.CommandContext(ctx, script, "classpath").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s classpath: %w", script, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // cpu is the CPU time every running node used so far.
 func (c *benchCluster) cpu() time.Duration {
 	var sum time.Duration
@@ -298,7 +345,7 @@ const failoverTopic = "bench-failover"
 func runFailover(ctx context.Context, cfg *ClusterBenchConfig, rep *ClusterReport) error {
 	s := SetupRF3
 	dir := filepath.Join(cfg.Dir, "failover")
-	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil)
+	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -407,7 +454,7 @@ func killOnce(ctx context.Context, cfg *ClusterBenchConfig, c *benchCluster, k i
 	probe.close()
 
 	restart := time.Now()
-	if err := victim.start(c.bin); err != nil {
+	if err := c.startNode(victim); err != nil {
 		return fs, err
 	}
 	if err := c.waitReady(ctx, cfg.RejoinTimeout); err != nil {

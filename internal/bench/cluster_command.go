@@ -45,6 +45,9 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 			if quick && !changed("workloads") {
 				cfg.Workloads = QuickClusterWorkloads
 			}
+			if quick && !changed("setups") {
+				setups = "rf1,rf3" // no JVMs in the smoke run
+			}
 			cfg.Setups = nil
 			for _, s := range splitList(setups) {
 				switch s {
@@ -52,8 +55,10 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 					cfg.Setups = append(cfg.Setups, SetupRF1)
 				case "rf3":
 					cfg.Setups = append(cfg.Setups, SetupRF3)
+				case "kafka":
+					cfg.Setups = append(cfg.Setups, SetupKafkaRF3)
 				default:
-					return fmt.Errorf("--setups %q: want a list of rf1, rf3", s)
+					return fmt.Errorf("--setups %q: want a list of rf1, rf3, kafka", s)
 				}
 			}
 			if cfg.Bin == "" {
@@ -100,7 +105,9 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&workloads, "workloads", "1000000x100,200000x1024", "RECORDSxBYTES list (produce throughput)")
-	f.StringVar(&setups, "setups", "rf1,rf3", "setups to measure: rf1 (1 broker, RF 1, acks=1), rf3 (3 brokers, RF 3, acks=all, min ISR 2)")
+	f.StringVar(&setups, "setups", "rf1,rf3,kafka", "setups to measure: rf1 (1 Fjord broker, RF 1, acks=1), rf3 (3 Fjord brokers, RF 3, acks=all, min ISR 2), "+
+		"kafka (3 Apache Kafka 4.4 nodes as rf3; jars via --kafka-script)")
+	f.StringVar(&cfg.KafkaScript, "kafka-script", "scripts/kafka.sh", "the script that fetches Apache Kafka's jars and prints their classpath")
 	f.IntVar(&cfg.Runs, "runs", 3, "repetitions, each on fresh brokers; every figure is the median")
 	f.IntVar(&cfg.LatencyRate, "latency-rate", 1000, "records per second for the ack latency runs")
 	f.DurationVar(&cfg.LatencyDuration, "latency-duration", 5*time.Second, "timed length of each ack latency run")

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,6 +35,16 @@ type benchCluster struct {
 	dir   string
 	nodes []*benchNode
 	props map[string]string // extra server properties for every node
+	// kafka, when set, runs Apache Kafka 4.4 JVMs with the same generated
+	// properties instead of `fjord broker`: the reference.
+	kafka *kafkaRuntime
+}
+
+// kafkaRuntime is what running Kafka nodes takes: the jars, and the
+// cluster id the storage of every node is formatted with.
+type kafkaRuntime struct {
+	classpath string
+	clusterID string
 }
 
 type benchNode struct {
@@ -53,11 +66,11 @@ type benchNode struct {
 // newBenchCluster lays out n nodes under dir with ports base (client),
 // base+1 (controller), base+2 (HTTP) on each node's address, and writes
 // their server.properties.
-func newBenchCluster(bin, dir string, n, base int, extra map[string]string) (*benchCluster, error) {
+func newBenchCluster(bin, dir string, n, base int, extra map[string]string, kafka *kafkaRuntime) (*benchCluster, error) {
 	if n < 1 || n > 200 {
 		return nil, fmt.Errorf("cluster of %d nodes: want 1..200", n)
 	}
-	c := &benchCluster{bin: bin, dir: dir, props: extra}
+	c := &benchCluster{bin: bin, dir: dir, props: extra, kafka: kafka}
 	for i := 1; i <= n; i++ {
 		host := "127.0.0." + strconv.Itoa(i+1)
 		nd := &benchNode{
@@ -79,7 +92,56 @@ func newBenchCluster(bin, dir string, n, base int, extra map[string]string) (*be
 			return nil, err
 		}
 	}
+	if kafka != nil {
+		if err := c.formatKafka(); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// formatKafka writes a quiet log4j2 config and runs Kafka's storage
+// format on every node (a JVM each, so in parallel).
+func (c *benchCluster) formatKafka() error {
+	const log4j = `Configuration:
+  Appenders:
+    Console: { name: STDOUT, PatternLayout: { pattern: "[%d] %p %m (%c)%n" } }
+  Loggers:
+    Root: { level: WARN, AppenderRef: [ { ref: STDOUT } ] }
+    Logger: [ { name: kafka.server.KafkaServer, level: INFO }, { name: kafka.server.BrokerServer, level: INFO } ]
+`
+	errs := make([]error, len(c.nodes))
+	var wg sync.WaitGroup
+	for i, nd := range c.nodes {
+		if err := os.WriteFile(filepath.Join(nd.dataDir, "log4j2.yaml"), []byte(log4j), 0o644); err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, "java", "-cp", c.kafka.classpath, "kafka.tools.StorageTool",
+				"format", "-t", c.kafka.clusterID, "-c", nd.configPath).CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("format kafka node %d: %w: %s", nd.id, err, tail(out, 1500))
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// newKafkaUUID is a random Kafka Uuid in its text form (URL-safe base64,
+// no padding), never starting with '-' as Kafka's Uuid.randomUuid avoids.
+func newKafkaUUID() string {
+	for {
+		var b [16]byte
+		_, _ = cryptorand.Read(b[:]) // never fails
+		if s := base64.RawURLEncoding.EncodeToString(b[:]); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 // nodeProperties is node nd's server.properties: Kafka's KRaft keys, and
@@ -92,8 +154,10 @@ func (c *benchCluster) nodeProperties(nd *benchNode) map[string]string {
 	}
 	rf := strconv.Itoa(min(3, len(c.nodes)))
 	p := map[string]string{
-		"offsets.topic.replication.factor": rf,
-		"group.initial.rebalance.delay.ms": "0",
+		"offsets.topic.replication.factor":         rf,
+		"transaction.state.log.replication.factor": rf,
+		"transaction.state.log.min.isr":            "1",
+		"group.initial.rebalance.delay.ms":         "0",
 	}
 	maps.Copy(p, c.props)
 	maps.Copy(p, map[string]string{
@@ -151,7 +215,7 @@ func (c *benchCluster) start(ctx context.Context, timeout time.Duration) (time.D
 	}
 	begin := time.Now()
 	for _, nd := range c.nodes {
-		if err := nd.start(c.bin); err != nil {
+		if err := c.startNode(nd); err != nil {
 			c.stop(5 * time.Second)
 			return 0, err
 		}
@@ -163,7 +227,8 @@ func (c *benchCluster) start(ctx context.Context, timeout time.Duration) (time.D
 	return time.Since(begin), nil
 }
 
-func (nd *benchNode) start(bin string) error {
+// startNode starts (or restarts) one node's process.
+func (c *benchCluster) startNode(nd *benchNode) error {
 	nd.runs++
 	nd.logPath = filepath.Join(nd.dataDir, fmt.Sprintf("broker-%d.log", nd.runs))
 	logf, err := os.Create(nd.logPath)
@@ -171,7 +236,16 @@ func (nd *benchNode) start(bin string) error {
 		return fmt.Errorf("node %d log: %w", nd.id, err)
 	}
 	defer logf.Close() // the child holds its own descriptor
-	cmd := exec.Command(bin, "broker", "--config", nd.configPath, "--http-addr", nd.httpAddr)
+	var cmd *exec.Cmd
+	if c.kafka != nil {
+		// Kafka's own start script defaults (heap, G1), as `bench run`.
+		args := append(append([]string{}, kafkaJVMOpts...),
+			"-Dlog4j2.configurationFile="+filepath.Join(nd.dataDir, "log4j2.yaml"),
+			"-cp", c.kafka.classpath, "kafka.Kafka", nd.configPath)
+		cmd = exec.Command("java", args...)
+	} else {
+		cmd = exec.Command(c.bin, "broker", "--config", nd.configPath, "--http-addr", nd.httpAddr)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {

@@ -195,17 +195,25 @@ func (r *ClusterReport) Markdown() string {
 	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
 	fmt.Fprintf(&b, "- Date: %s\n", r.Date.Format("2006-01-02 15:04 MST"))
 	if m := r.Machine; m.CPUs > 0 {
-		fmt.Fprintf(&b, "- Machine: %d CPUs (%s), %s memory, %s; %s; franz-go %s\n",
+		fmt.Fprintf(&b, "- Machine: %d CPUs (%s), %s memory, %s; %s; franz-go %s",
 			m.CPUs, m.CPUModel, m.Memory, m.Kernel, m.GoVersion, m.FranzGo)
+		if m.Java != "" {
+			fmt.Fprintf(&b, "; %s", m.Java)
+		}
+		b.WriteString("\n")
 	}
 	for _, s := range r.Setups {
 		isr := ""
 		if s.MinISR > 0 {
 			isr = fmt.Sprintf(", min.insync.replicas=%d", s.MinISR)
 		}
-		fmt.Fprintf(&b, "- **%s**: %d `fjord broker` process(es), combined broker+controller roles on 127.0.0.2…, "+
-			"Fjord's default timeouts; topics with %d partitions, replication factor %d%s; producer acks=%s\n",
-			s.Name, s.Nodes, r.Partitions, s.RF, isr, s.Acks)
+		what := fmt.Sprintf("%d `fjord broker` process(es), Fjord's defaults", s.Nodes)
+		if s.Kafka {
+			what = fmt.Sprintf("%d Apache Kafka 4.4 JVMs (%s, G1 as kafka-server-start.sh), Kafka's defaults", s.Nodes, strings.Join(kafkaJVMOpts[:2], " "))
+		}
+		fmt.Fprintf(&b, "- **%s**: %s, combined broker+controller roles on 127.0.0.2…; "+
+			"topics with %d partitions, replication factor %d%s; producer acks=%s\n",
+			setupColumn(s), what, r.Partitions, s.RF, isr, s.Acks)
 	}
 	var ws []string
 	for _, w := range r.Workloads {
@@ -230,17 +238,24 @@ func (r *ClusterReport) Markdown() string {
 
 	b.WriteString("\n| Figure | Workload | Unit |")
 	for _, s := range r.Setups {
-		fmt.Fprintf(&b, " Fjord %s |", s.Name)
+		fmt.Fprintf(&b, " %s |", setupColumn(s))
 	}
 	both := r.hasSetup(SetupRF1.Name) && r.hasSetup(SetupRF3.Name)
 	if both {
 		b.WriteString(" RF 3 ÷ RF 1 |")
+	}
+	vsKafka := r.hasSetup(SetupRF3.Name) && r.hasSetup(SetupKafkaRF3.Name)
+	if vsKafka {
+		b.WriteString(" Fjord RF 3 ÷ Kafka RF 3 |")
 	}
 	b.WriteString(" Goal |\n|---|---|---|")
 	for range r.Setups {
 		b.WriteString("---:|")
 	}
 	if both {
+		b.WriteString("---:|")
+	}
+	if vsKafka {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---|\n")
@@ -254,13 +269,10 @@ func (r *ClusterReport) Markdown() string {
 			}
 		}
 		if both {
-			rf1, ok1 := f.Values[SetupRF1.Name]
-			rf3, ok3 := f.Values[SetupRF3.Name]
-			if ok1 && ok3 && rf1 != 0 {
-				fmt.Fprintf(&b, " %.2f |", rf3/rf1)
-			} else {
-				b.WriteString(" — |")
-			}
+			b.WriteString(" " + ratioOf(f, SetupRF3.Name, SetupRF1.Name) + " |")
+		}
+		if vsKafka {
+			b.WriteString(" " + ratioOf(f, SetupRF3.Name, SetupKafkaRF3.Name) + " |")
 		}
 		fmt.Fprintf(&b, " %s |\n", r.goalCell(f))
 	}
@@ -281,6 +293,24 @@ func (r *ClusterReport) Markdown() string {
 	}
 	b.WriteString("\n" + r.goalSummary())
 	return b.String()
+}
+
+// setupColumn is a setup's table heading.
+func setupColumn(s ClusterSetup) string {
+	if s.Kafka {
+		return "Kafka 4.4 " + strings.TrimPrefix(s.Name, "Kafka ")
+	}
+	return "Fjord " + s.Name
+}
+
+// ratioOf is f's value for setup a divided by b's, or a dash.
+func ratioOf(f Figure, a, b string) string {
+	va, oka := f.Values[a]
+	vb, okb := f.Values[b]
+	if !oka || !okb || vb == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", va/vb)
 }
 
 func (r *ClusterReport) hasSetup(name string) bool {

@@ -209,7 +209,7 @@ func TestJavaLikeBackoff(t *testing.T) {
 // TestClusterNodeProperties: the generated server.properties form a
 // KRaft combined cluster on distinct loopback addresses.
 func TestClusterNodeProperties(t *testing.T) {
-	c, err := newBenchCluster("fjord", t.TempDir(), 3, 19710, map[string]string{"num.io.threads": "4"})
+	c, err := newBenchCluster("fjord", t.TempDir(), 3, 19710, map[string]string{"num.io.threads": "4"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +230,54 @@ func TestClusterNodeProperties(t *testing.T) {
 	}
 	if got := fmt.Sprint(c.ports()); !strings.Contains(got, "127.0.0.4:19712") || len(c.ports()) != 9 {
 		t.Errorf("ports %s", got)
+	}
+}
+
+// TestQuickClusterBenchKafka runs the Kafka setup of `fjord bench
+// cluster` (three Apache Kafka 4.4 JVMs, RF 3, acks=all) beside Fjord's
+// in a smoke run: every figure of both must be measured, and the table
+// must carry the Fjord ÷ Kafka column. Needs FJORD_KAFKA_TESTS=1.
+func TestQuickClusterBenchKafka(t *testing.T) {
+	if os.Getenv("FJORD_KAFKA_TESTS") == "" {
+		t.Skip("needs Apache Kafka 4.4 JVMs: set FJORD_KAFKA_TESTS=1 (after scripts/kafka.sh fetch)")
+	}
+	bin := testkit.FjordBinary(t)
+	dir := t.TempDir()
+	jsonFile := filepath.Join(dir, "report.json")
+	cmd := NewCommand(testSelf(t), []string{childEnv, childGORACE})
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"cluster", "--quick", "--setups", "rf3,kafka", "--kills", "0",
+		"--fjord-bin", bin,
+		"--kafka-script", filepath.Join(testkit.RepoRoot(t), "scripts", "kafka.sh"),
+		"--base-port", strconv.Itoa(clusterBasePort(t)),
+		"--dir", filepath.Join(dir, "data"),
+		"--json", jsonFile,
+	})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("bench cluster: %v\n%s", err, out.String())
+	}
+	md := out.String()
+	t.Log("\n" + md)
+	var rep ClusterReport
+	b, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("errors: %v", rep.Errors)
+	}
+	for _, f := range rep.Figures {
+		for _, s := range []string{SetupRF3.Name, SetupKafkaRF3.Name} {
+			if v, ok := f.Values[s]; !ok || v <= 0 {
+				t.Errorf("%s %s %s: %s has %v", f.Name, f.Workload, f.Unit, s, f.Values)
+			}
+		}
+	}
+	if !strings.Contains(md, "| Fjord RF 3 | Kafka 4.4 RF 3 | Fjord RF 3 ÷ Kafka RF 3 | Goal |") {
+		t.Errorf("table heading missing")
 	}
 }
