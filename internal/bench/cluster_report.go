@@ -280,8 +280,27 @@ func (r *ClusterReport) Markdown() string {
 	if p50, mx, mn, ok := r.FailoverStats(failoverMs); ok {
 		e50, emx, _, _ := r.FailoverStats(electedMs)
 		fmt.Fprintf(&b, "\nFailover (leader SIGKILLed → first acks=all write acknowledged), %d kills: "+
-			"**p50 %.0f ms, max %.0f ms** (min %.0f ms); goal < %d ms: %s. New leader elected: p50 %.0f ms, max %.0f ms.\n\n",
+			"**p50 %.0f ms, max %.0f ms** (min %.0f ms); goal < %d ms: %s. New leader elected: p50 %.0f ms, max %.0f ms.\n",
 			len(r.Failovers), p50, mx, mn, goalFailoverMs, checkMark(mx < goalFailoverMs), e50, emx)
+		// Combined roles: a killed leader is sometimes the active
+		// controller too, and then a raft election and a fresh broker
+		// session on the new controller come first.
+		for _, ctl := range []bool{false, true} {
+			var xs []float64
+			for _, f := range r.Failovers {
+				if f.Controller == ctl {
+					xs = append(xs, f.FailoverMs)
+				}
+			}
+			what := "leader only"
+			if ctl {
+				what = "leader that was also the active controller"
+			}
+			if len(xs) > 0 {
+				fmt.Fprintf(&b, "- %s: %d kill(s), p50 %.0f ms, max %.0f ms\n", what, len(xs), Median(xs), slices.Max(xs))
+			}
+		}
+		b.WriteString("\n")
 		b.WriteString("| Kill | Partition | Killed node | Was active controller | Elected ms | Failover ms | New leader | Restart → full ISR ms |\n")
 		b.WriteString("|---:|---:|---:|---|---:|---:|---:|---:|\n")
 		for _, f := range r.Failovers {

@@ -174,7 +174,7 @@ func TestClusterReportGoals(t *testing.T) {
 			{Setup: "RF 1", Kind: "latency", Workload: w, Result: res(1000, 1)},
 			{Setup: "RF 3", Kind: "latency", Workload: w, Result: res(1000, 4.9)},
 		},
-		Failovers: []FailoverSample{{Kill: 1, FailoverMs: 2100, ElectedMs: 1900}, {Kill: 2, FailoverMs: 3100, ElectedMs: 2900}},
+		Failovers: []FailoverSample{{Kill: 1, FailoverMs: 2100, ElectedMs: 1900}, {Kill: 2, FailoverMs: 3100, ElectedMs: 2900, Controller: true}},
 	}
 	rep.buildFigures()
 	md := rep.Markdown()
@@ -183,6 +183,8 @@ func TestClusterReportGoals(t *testing.T) {
 		"| ack latency p99 | 1000 rec/s × 100 B | ms | 1.00 | 4.90 | 4.90 | RF 3 < 5 ms ✓ |",
 		"| broker CPU during produce, all nodes | 1 k × 100 B | µs/rec | 1000 | 3000 | 3.00 |  |",
 		"**p50 2600 ms, max 3100 ms** (min 2100 ms); goal < 3000 ms: ✗. New leader elected: p50 2400 ms, max 2900 ms.",
+		"- leader only: 1 kill(s), p50 2100 ms, max 2100 ms\n- leader that was also the active controller: 1 kill(s), p50 3100 ms, max 3100 ms\n",
+		"| 2 | 0 | 0 | yes | 2900 | 3100 | 0 | 0 |",
 		"Goals (issue 4): 1 of 4 met.",
 	} {
 		if !strings.Contains(md, want) {
