@@ -60,6 +60,10 @@ var (
 // ClusterBenchConfig is one `fjord bench cluster` run.
 type ClusterBenchConfig struct {
 	Bin string // fjord binary run as `fjord broker`
+	// FjordProps are server properties for every Fjord node over the
+	// generated ones (an experiment, e.g. broker.session.timeout.ms; the
+	// report lists them).
+	FjordProps map[string]string
 	// KafkaScript is scripts/kafka.sh: it fetches Kafka's jars (once)
 	// and prints their classpath, for SetupKafkaRF3.
 	KafkaScript string
@@ -129,7 +133,7 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 		Command: cfg.CommandLine, Date: time.Now().UTC(), Runs: cfg.Runs, Quick: cfg.Quick, Note: cfg.Note,
 		Partitions: Partitions, Workloads: cfg.Workloads, Setups: cfg.Setups,
 		Latency: LatencySetup{Rate: cfg.LatencyRate, Duration: cfg.LatencyDuration, Linger: cfg.LatencyLinger},
-		Kills:   cfg.Kills, ProbeFranzDefaults: cfg.ProbeFranzDefaults,
+		Kills:   cfg.Kills, ProbeFranzDefaults: cfg.ProbeFranzDefaults, FjordProps: cfg.FjordProps,
 	}
 	if cfg.RecordMachine {
 		var targets []Target
@@ -186,7 +190,11 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 // it, appending what it measured to rep.
 func runSetup(ctx context.Context, cfg *ClusterBenchConfig, s ClusterSetup, kafka *kafkaRuntime, run int, rep *ClusterReport) error {
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-run%d", strings.ReplaceAll(strings.ToLower(s.Name), " ", ""), run))
-	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil, kafka)
+	props := cfg.FjordProps
+	if kafka != nil {
+		props = nil
+	}
+	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, props, kafka)
 	if err != nil {
 		return err
 	}
@@ -345,7 +353,7 @@ const failoverTopic = "bench-failover"
 func runFailover(ctx context.Context, cfg *ClusterBenchConfig, rep *ClusterReport) error {
 	s := SetupRF3
 	dir := filepath.Join(cfg.Dir, "failover")
-	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, nil, nil)
+	c, err := newBenchCluster(cfg.Bin, dir, s.Nodes, cfg.BasePort, cfg.FjordProps, nil)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 		cfg                                   ClusterBenchConfig
 		workloads, benchFile, jsonOut, setups string
 		quick, write                          bool
+		fjordProps                            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -47,6 +49,16 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 			}
 			if quick && !changed("setups") {
 				setups = "rf1,rf3" // no JVMs in the smoke run
+			}
+			for _, kv := range fjordProps {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || strings.TrimSpace(k) == "" {
+					return fmt.Errorf("--fjord-prop %q: want key=value", kv)
+				}
+				if cfg.FjordProps == nil {
+					cfg.FjordProps = map[string]string{}
+				}
+				cfg.FjordProps[strings.TrimSpace(k)] = v
 			}
 			cfg.Setups = nil
 			for _, s := range splitList(setups) {
@@ -107,6 +119,7 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 	f.StringVar(&workloads, "workloads", "1000000x100,200000x1024", "RECORDSxBYTES list (produce throughput)")
 	f.StringVar(&setups, "setups", "rf1,rf3,kafka", "setups to measure: rf1 (1 Fjord broker, RF 1, acks=1), rf3 (3 Fjord brokers, RF 3, acks=all, min ISR 2), "+
 		"kafka (3 Apache Kafka 4.4 nodes as rf3; jars via --kafka-script)")
+	f.StringArrayVar(&fjordProps, "fjord-prop", nil, "server property key=value for every Fjord node, over the generated ones (repeatable; an experiment, stated in the report)")
 	f.StringVar(&cfg.KafkaScript, "kafka-script", "scripts/kafka.sh", "the script that fetches Apache Kafka's jars and prints their classpath")
 	f.IntVar(&cfg.Runs, "runs", 3, "repetitions, each on fresh brokers; every figure is the median")
 	f.IntVar(&cfg.LatencyRate, "latency-rate", 1000, "records per second for the ack latency runs")

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -26,17 +27,18 @@ type ClusterSample struct {
 
 // ClusterReport is a whole `fjord bench cluster` run.
 type ClusterReport struct {
-	Command    string         `json:"command"`
-	Date       time.Time      `json:"date"`
-	Machine    Machine        `json:"machine"`
-	Runs       int            `json:"runs"`
-	Quick      bool           `json:"quick"`
-	Note       string         `json:"note,omitempty"`
-	Partitions int            `json:"partitions"`
-	Workloads  []Workload     `json:"workloads"`
-	Setups     []ClusterSetup `json:"setups"`
-	Latency    LatencySetup   `json:"latency"`
-	Kills      int            `json:"kills"`
+	Command    string            `json:"command"`
+	Date       time.Time         `json:"date"`
+	Machine    Machine           `json:"machine"`
+	Runs       int               `json:"runs"`
+	Quick      bool              `json:"quick"`
+	Note       string            `json:"note,omitempty"`
+	Partitions int               `json:"partitions"`
+	Workloads  []Workload        `json:"workloads"`
+	Setups     []ClusterSetup    `json:"setups"`
+	Latency    LatencySetup      `json:"latency"`
+	Kills      int               `json:"kills"`
+	FjordProps map[string]string `json:"fjord_props,omitempty"`
 	// ProbeFranzDefaults: the failover probe kept franz-go's backoffs.
 	ProbeFranzDefaults bool             `json:"probe_franz_defaults,omitempty"`
 	Figures            []Figure         `json:"figures"`
@@ -208,6 +210,13 @@ func (r *ClusterReport) Markdown() string {
 			isr = fmt.Sprintf(", min.insync.replicas=%d", s.MinISR)
 		}
 		what := fmt.Sprintf("%d `fjord broker` process(es), Fjord's defaults", s.Nodes)
+		if len(r.FjordProps) > 0 {
+			var kv []string
+			for _, k := range slices.Sorted(maps.Keys(r.FjordProps)) {
+				kv = append(kv, k+"="+r.FjordProps[k])
+			}
+			what = fmt.Sprintf("%d `fjord broker` process(es), Fjord's defaults but **%s**", s.Nodes, strings.Join(kv, ", "))
+		}
 		if s.Kafka {
 			what = fmt.Sprintf("%d Apache Kafka 4.4 JVMs (%s, G1 as kafka-server-start.sh), Kafka's defaults", s.Nodes, strings.Join(kafkaJVMOpts[:2], " "))
 		}
