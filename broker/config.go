@@ -22,6 +22,9 @@ type Config struct {
 	NodeID int32
 	// ListenAddr is the PLAINTEXT listener's host:port ("" for no listener).
 	ListenAddr string
+	// ExtraListenAddrs are the other client listeners (e.g. one per
+	// inter.broker.listener.name in use), served like ListenAddr.
+	ExtraListenAddrs []string
 	// AdvertisedHost/Port are what Metadata tells clients; empty/0 take
 	// the bound listener's address.
 	AdvertisedHost string

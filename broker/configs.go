@@ -128,6 +128,8 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 		}
 		if cfg.ListenAddr == "" {
 			cfg.ListenAddr = l.Addr()
+		} else {
+			cfg.ExtraListenAddrs = append(cfg.ExtraListenAddrs, l.Addr())
 		}
 	}
 	if cfg.ListenAddr == "" && !controllerOnly {

@@ -57,6 +57,8 @@ type Server struct {
 	groups *group.Coordinator
 	proto  *protocol.Server
 	ln     net.Listener
+	// extraLns are the other client listeners (Config.ExtraListenAddrs).
+	extraLns []net.Listener
 
 	parts atomic.Pointer[partitionTable]
 	// reconcileMu serialises partition-table rebuilds (controller callback
@@ -141,6 +143,16 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen on %s: %w (is another broker running? change listeners= or --kafka-addr)", cfg.ListenAddr, err)
 		}
+		// Every listener in listeners= is served, as Kafka does: other
+		// brokers reach this one on the listener their
+		// inter.broker.listener.name names, which need not be the first.
+		for _, addr := range cfg.ExtraListenAddrs {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return nil, fmt.Errorf("listen on %s: %w (check listeners=)", addr, err)
+			}
+			s.extraLns = append(s.extraLns, ln)
+		}
 	}
 	host, port := cfg.AdvertisedHost, cfg.AdvertisedPort
 	if s.ln != nil {
@@ -206,6 +218,9 @@ func (s *Server) Serve() error {
 	if s.ln == nil {
 		return errors.New("broker has no listener")
 	}
+	for _, ln := range s.extraLns {
+		go s.proto.Serve(ln)
+	}
 	return s.proto.Serve(s.ln)
 }
 
@@ -265,6 +280,9 @@ func (s *Server) closeParts() error {
 	}
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	for _, ln := range s.extraLns {
+		ln.Close()
 	}
 	return errors.Join(errs...)
 }
