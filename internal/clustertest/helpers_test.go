@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -550,15 +549,54 @@ func (d durations) summary() string {
 func probeWrite(ctx context.Context, cl *kgo.Client, l *ledger, topic string, partition int32, key string) error {
 	l.attempt(key)
 	r := &kgo.Record{Topic: topic, Partition: partition, Key: []byte(key), Value: []byte("probe")}
-	res := cl.ProduceSync(ctx, r)
-	rec, err := res.First()
-	if rec == nil {
-		rec = r
+	// The idempotent producer does not give up a record already sent
+	// when the context ends (that could reorder its sequence), so
+	// ProduceSync may outlive ctx: wait for it only a little longer.
+	type result struct {
+		rec *kgo.Record
+		err error
 	}
-	l.record("probe", rec, err)
-	return err
+	done := make(chan result, 1)
+	go func() {
+		rec, err := cl.ProduceSync(ctx, r).First()
+		done <- result{rec, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		select {
+		case res = <-done:
+		case <-time.After(5 * time.Second):
+			// Not recorded as failed: the broker may still acknowledge it,
+			// and the ledger only counts acknowledged records.
+			return fmt.Errorf("write of %s still unanswered 5 s after the context ended: %w", key, ctx.Err())
+		}
+	}
+	if res.rec == nil {
+		res.rec = r
+	}
+	l.record("probe", res.rec, res.err)
+	return res.err
 }
 
-// errorsIs reports whether err wraps target (kerr errors come wrapped by
-// franz-go in some paths).
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
+// dumpState logs what every running broker node says about topic's
+// partitions, for failure messages.
+func dumpState(t *testing.T, c *testkit.ProcessCluster, topics ...string) {
+	t.Helper()
+	for _, n := range c.Nodes() {
+		if !n.IsBroker() || !n.Running() {
+			continue
+		}
+		for _, topic := range topics {
+			st, err := partitionStates(n.ClientAddr, topic)
+			if err != nil {
+				t.Logf("node %d: %s: %v", n.ID, topic, err)
+				continue
+			}
+			for _, p := range slices.Sorted(maps.Keys(st)) {
+				t.Logf("node %d sees %s-%d: leader %d replicas %v isr %v", n.ID, topic, p, st[p].leader, st[p].replicas, st[p].isr)
+			}
+		}
+	}
+}
