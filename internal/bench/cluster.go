@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -142,6 +143,8 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 		}
 		rep.Machine = ReadMachine(targets)
 	}
+	stopLoad := sampleLoad(rep)
+	defer stopLoad()
 	var kafkaCP string
 	kafkaBroken := false
 	for run := 1; run <= cfg.Runs; run++ {
@@ -182,8 +185,37 @@ func RunClusterBench(ctx context.Context, cfg ClusterBenchConfig) (*ClusterRepor
 			rep.Errors = append(rep.Errors, fmt.Sprintf("failover: %v", err))
 		}
 	}
+	stopLoad()
 	rep.buildFigures()
 	return rep, nil
+}
+
+// sampleLoad records the machine's 1-minute load average every 5 s until
+// the returned func is called: on a shared machine it says how much else
+// ran beside the benchmark (its own processes count too).
+func sampleLoad(rep *ClusterReport) func() {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+				if f := strings.Fields(string(b)); len(f) > 0 {
+					if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+						rep.Load = append(rep.Load, v)
+					}
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(stop); <-done }) }
 }
 
 // runSetup starts s's cluster, runs every workload against it and stops

@@ -39,6 +39,8 @@ type ClusterReport struct {
 	Latency    LatencySetup      `json:"latency"`
 	Kills      int               `json:"kills"`
 	FjordProps map[string]string `json:"fjord_props,omitempty"`
+	// Load is the 1-minute load average, sampled every 5 s during the run.
+	Load []float64 `json:"load,omitempty"`
 	// ProbeFranzDefaults: the failover probe kept franz-go's backoffs.
 	ProbeFranzDefaults bool             `json:"probe_franz_defaults,omitempty"`
 	Figures            []Figure         `json:"figures"`
@@ -203,6 +205,10 @@ func (r *ClusterReport) Markdown() string {
 			fmt.Fprintf(&b, "; %s", m.Java)
 		}
 		b.WriteString("\n")
+	}
+	if len(r.Load) > 0 {
+		fmt.Fprintf(&b, "- Load average (1 min, sampled every 5 s, the benchmark's own processes included): %.1f–%.1f, median %.1f\n",
+			slices.Min(r.Load), slices.Max(r.Load), Median(r.Load))
 	}
 	for _, s := range r.Setups {
 		isr := ""

@@ -109,6 +109,9 @@ func TestQuickClusterBench(t *testing.T) {
 			t.Errorf("broker CPU %s: RF 3 %.2f µs/rec ≤ RF 1 %.2f", f.Workload, f.Values[SetupRF3.Name], f.Values[SetupRF1.Name])
 		}
 	}
+	if len(rep.Load) == 0 || !strings.Contains(md, "- Load average (1 min") {
+		t.Errorf("no load average samples: %v", rep.Load)
+	}
 	if len(rep.Failovers) != 2 {
 		t.Fatalf("%d failovers measured, want 2", len(rep.Failovers))
 	}
