@@ -12,10 +12,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/internal/testkit"
+	"github.com/fjordhq/fjord/internal/testkit/faultproxy"
 )
 
-// faultKinds are the faults the randomized test injects, one at a time
-// (always a minority: one node of three).
+// faultKinds are the faults the randomized test injects, one at a time,
+// each on one node of three except kill-two, which takes a majority down
+// (no writes are acknowledged then, but none acknowledged before may be
+// lost).
 var faultKinds = []string{
 	"kill-leader",     // SIGKILL the leader of a random partition
 	"kill-controller", // SIGKILL the active controller
@@ -23,6 +26,28 @@ var faultKinds = []string{
 	"stop-node",       // SIGTERM a random node (controlled shutdown)
 	"isolate-leader",  // cut the leader of a random partition off the others
 	"isolate-node",    // cut a random node off the others
+	"slow-node",       // 50-250 ms of latency each way on a node's links
+	"lossy-node",      // a node's links reset 2% of their chunks
+	"kill-two",        // SIGKILL two nodes: the quorum and min ISR are lost until they return
+}
+
+// nodeLinks are the proxies of every link to or from node id.
+func nodeLinks(c *testkit.ProcessCluster, id int32) []*faultproxy.Proxy {
+	var out []*faultproxy.Proxy
+	for _, other := range c.Nodes() {
+		if other.ID == id {
+			continue
+		}
+		for _, pair := range [][2]int32{{id, other.ID}, {other.ID, id}} {
+			ctl, br := c.Link(pair[0], pair[1])
+			for _, p := range []*faultproxy.Proxy{ctl, br} {
+				if p != nil {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestRandomFaults injects a seeded random sequence of faults into a
@@ -69,12 +94,20 @@ func TestRandomFaults(t *testing.T) {
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProduceRequestTimeout(3*time.Second),
 	)...)
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if a := l.acked(); a < 100 {
+			return fmt.Errorf("%d records acknowledged so far", a)
+		}
+		return nil
+	})
 	var recovery durations
 	for round := range rounds {
 		kind := faultKinds[rng.IntN(len(faultKinds))]
 		partition := int32(rng.IntN(int(partitions)))
 		node := int32(1 + rng.IntN(3))
 		hold := time.Duration(500+rng.IntN(3500)) * time.Millisecond
+		delay := time.Duration(50+rng.IntN(200)) * time.Millisecond
+		second := int32(1 + (int(node)+rng.IntN(2))%3) // another node than node
 
 		var victim int32
 		switch kind {
@@ -90,7 +123,14 @@ func TestRandomFaults(t *testing.T) {
 			t.Fatalf("round %d: %s: no target", round, kind)
 		}
 		n := c.Node(victim)
-		t.Logf("round %d: %s on node %d (partition %d), held %v", round, kind, victim, partition, hold)
+		switch kind {
+		case "slow-node":
+			t.Logf("round %d: %s on node %d (%v each way), held %v", round, kind, victim, delay, hold)
+		case "kill-two":
+			t.Logf("round %d: %s: nodes %d and %d, held %v", round, kind, victim, second, hold)
+		default:
+			t.Logf("round %d: %s on node %d (partition %d), held %v", round, kind, victim, partition, hold)
+		}
 		before := l.acked()
 		t0 := time.Now()
 		switch kind {
@@ -102,11 +142,30 @@ func TestRandomFaults(t *testing.T) {
 			}
 		case "isolate-leader", "isolate-node":
 			n.Isolate()
+		case "slow-node":
+			for _, p := range nodeLinks(c, victim) {
+				p.Delay(delay)
+			}
+		case "lossy-node":
+			for _, p := range nodeLinks(c, victim) {
+				p.Drop(0.02)
+			}
+		case "kill-two":
+			n.Kill()
+			c.Node(second).Kill()
 		}
 		time.Sleep(hold)
 		switch kind {
 		case "isolate-leader", "isolate-node":
 			n.Heal()
+		case "slow-node", "lossy-node":
+			for _, p := range nodeLinks(c, victim) {
+				p.Delay(0)
+				p.Drop(0)
+			}
+		case "kill-two":
+			n.Restart()
+			c.Node(second).Restart()
 		default:
 			n.Restart()
 		}
@@ -121,9 +180,13 @@ func TestRandomFaults(t *testing.T) {
 			}
 		}
 		recovery = append(recovery, time.Since(t0)-hold)
-		if l.acked() <= before+int(partitions) {
-			t.Errorf("round %d: the load got no acknowledgement across the fault", round)
-		}
+		// The load flows again: records acknowledged after the fault.
+		testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+			if a := l.acked(); a <= before+int(partitions)+50 {
+				return fmt.Errorf("round %d: only %d acknowledgements since the fault", round, a-before)
+			}
+			return nil
+		})
 
 		// Invariants, with the load quiet.
 		load.Pause(60 * time.Second)
