@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -12,6 +15,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -284,5 +291,64 @@ func TestQuickClusterBenchKafka(t *testing.T) {
 	}
 	if !strings.Contains(md, "| Fjord RF 3 | Kafka 4.4 RF 3 | Fjord RF 3 ÷ Kafka RF 3 | Goal |") {
 		t.Errorf("table heading missing")
+	}
+}
+
+// TestRunProbe: the failover probe writes one record at a time to the
+// partition it was given and reports each acknowledgement with its offset,
+// in order, until stop closes (here against kfake, in process).
+func TestRunProbe(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop := make(chan struct{})
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunProbe(context.Background(), ProbeConfig{
+			Brokers: strings.Join(c.ListenAddrs(), ","), Topic: "probe", Partition: 1,
+			Interval: time.Millisecond, Timeout: time.Minute,
+		}, stop, pw)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var acks []ProbeAck
+	for sc.Scan() {
+		var a ProbeAck
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatalf("probe line %q: %v", sc.Text(), err)
+		}
+		acks = append(acks, a)
+		if len(acks) == 50 {
+			close(stop)
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr) // let the probe finish its last line
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range acks {
+		if a.Err != "" || a.Offset != int64(i) || a.SentNs > a.AckNs {
+			t.Fatalf("ack %d: %+v", i, a)
+		}
+	}
+	// Everything went to partition 1.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(context.Background(), "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e0, _ := ends.Lookup("probe", 0); e0.Offset != 0 {
+		t.Errorf("partition 0 holds %d records, want 0", e0.Offset)
+	}
+	if e1, _ := ends.Lookup("probe", 1); e1.Offset < 50 {
+		t.Errorf("partition 1 ends at %d, want >= 50", e1.Offset)
 	}
 }
