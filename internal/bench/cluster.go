@@ -22,13 +22,13 @@ import (
 )
 
 // Cluster benchmark (issue 4's Speed section): the same franz-go drivers
-// as `fjord bench run`, against two setups started one after the other
-// from the same binary:
+// as `fjord bench run`, against setups started one after the other:
 //
 //   - "RF 1": one `fjord broker` (combined roles, a one-voter quorum),
 //     topics with replication factor 1, producer acks=1;
 //   - "RF 3": three `fjord broker` processes on 127.0.0.2-4, topics with
-//     replication factor 3 and min.insync.replicas=2, producer acks=all.
+//     replication factor 3 and min.insync.replicas=2, producer acks=all;
+//   - "Kafka RF 3": the same on three Apache Kafka 4.4 JVMs, the reference.
 //
 // Then, on a fresh three-node cluster, the failover time: the leader of a
 // partition is SIGKILLed while a probe process writes to that partition
