@@ -112,6 +112,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 			before := l.ackedOn(partition)
 			t0 := time.Now()
 			c.Node(victim).Kill()
+			t.Logf("round %d: killing node %d at %s", round, victim, t0.UTC().Format("15:04:05.000"))
 			kills++
 			ctx := testkit.Context(t, 60*time.Second)
 			if err := probeWrite(ctx, probe, l, topic, partition, fmt.Sprintf("probe-%d-%d", round, target)); err != nil {
@@ -149,4 +150,5 @@ func TestFailoverUnderLoad(t *testing.T) {
 	}
 	sizes := sameReplicaLogs(t, processDirs(c), topic, partitions, 3, 30*time.Second)
 	t.Logf("replica logs byte-identical: %v bytes per partition", sizes)
+	logOutputs(t, c)
 }

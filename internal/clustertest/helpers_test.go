@@ -600,3 +600,16 @@ func dumpState(t *testing.T, c *testkit.ProcessCluster, topics ...string) {
 		}
 	}
 }
+
+// logOutputs logs every node's process output when FJORD_CLUSTER_LOGS is
+// set (the harness prints it only when a test fails): for looking into
+// timings of a passing run.
+func logOutputs(t *testing.T, c *testkit.ProcessCluster) {
+	t.Helper()
+	if os.Getenv("FJORD_CLUSTER_LOGS") == "" {
+		return
+	}
+	for _, n := range c.Nodes() {
+		t.Logf("node %d output:\n%s", n.ID, n.Process().Output())
+	}
+}
