@@ -95,6 +95,10 @@ func waitUnfenced(t *testing.T, addr string, wait time.Duration, ids ...int32) {
 //   - Broker 2 returns: it leads clean again with every acknowledged
 //     record; on unclean it follows, truncating the records only it had,
 //     and the replicas end byte-identical.
+//
+// A process cluster with a separate controller, not an in-process one:
+// in-process nodes all combine broker and controller, and two of three
+// down would take the metadata quorum with them.
 func TestMinISRAndUncleanElection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process cluster test; skipped with -short")
