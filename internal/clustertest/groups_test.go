@@ -295,3 +295,73 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 		len(seen), again, resumed.summary())
 	checkLedger(t, l, readAll(t, c.Bootstrap(), topic, partitions))
 }
+
+// checkGroupCaughtUp waits (up to wait) until the group's commits reach the
+// end offsets of topic's partitions, then checks the members consumed
+// every acknowledged record and the commits never went backwards. It
+// returns the number of keys the members saw.
+func checkGroupCaughtUp(t *testing.T, bootstrap, topic string, partitions int32, w *committedWatch, members []*groupConsumer, l *ledger, wait time.Duration) int {
+	t.Helper()
+	adm := kadm.NewClient(testkit.Client(t, bootstrap, clientOpts()...))
+	var ends kadm.ListedOffsets
+	testkit.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		var err error
+		ends, err = adm.ListEndOffsets(testkit.Context(t, 10*time.Second), topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		return err
+	})
+	deadline := time.Now().Add(wait)
+	for {
+		behind := ""
+		w.mu.Lock()
+		for p := range partitions {
+			end, _ := ends.Lookup(topic, p)
+			if w.high[p] < end.Offset {
+				behind += fmt.Sprintf(" %d: %d < %d", p, w.high[p], end.Offset)
+			}
+		}
+		w.mu.Unlock()
+		if behind == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			logGroupState(t, members, w)
+			t.Fatalf("group commits behind the end offsets after %v:%s", wait, behind)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.mu.Lock()
+	if len(w.backwards) > 0 {
+		t.Errorf("committed offsets went backwards: %v", w.backwards)
+	}
+	w.mu.Unlock()
+	seen := map[string]bool{}
+	for _, m := range members {
+		m.mu.Lock()
+		for k := range m.seen {
+			seen[k] = true
+		}
+		m.mu.Unlock()
+	}
+	missing := 0
+	l.mu.Lock()
+	for _, parts := range l.acks {
+		for _, acks := range parts {
+			for _, a := range acks {
+				if !seen[a.key] {
+					if missing < 5 {
+						t.Errorf("acknowledged %s (offset %d) committed past but never consumed", a.key, a.offset)
+					}
+					missing++
+				}
+			}
+		}
+	}
+	l.mu.Unlock()
+	if missing > 0 {
+		t.Errorf("%d acknowledged records skipped by the group", missing)
+	}
+	return len(seen)
+}
