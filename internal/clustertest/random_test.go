@@ -171,7 +171,7 @@ func TestRandomFaults(t *testing.T) {
 		case "stop-node":
 			// `fjord broker` handles SIGTERM only once it serves: a node
 			// still starting (after a quick round) would die of the signal
-			// instead of shutting down (reported; see the package doc).
+			// instead of shutting down (see the package doc).
 			waitUnfenced(t, n.ClientAddr, 60*time.Second, victim)
 			if err := n.Stop(); err != nil {
 				t.Errorf("round %d: SIGTERM of node %d: %v", round, victim, err)
