@@ -191,3 +191,75 @@ func rawProduce(addr, topic string, partition int32, key string, timeout time.Du
 	}
 	return 0, fmt.Errorf("produce response without %s-%d", topic, partition)
 }
+
+// TestIsolatedFollower: a follower of an RF 3, min.insync.replicas=2
+// partition is cut off from the other nodes under an acks=all load. Its
+// session with the controller expires, the controller fences it and takes
+// it out of the ISR (KRaft does this on fencing, without waiting for
+// replica.lag.time.max.ms), and writes are acknowledged again while it is
+// still cut off. After healing it catches up and rejoins the ISR, and the
+// replicas are byte-identical.
+func TestIsolatedFollower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process cluster test; skipped with -short")
+	}
+	c := testkit.StartProcessCluster(t, testkit.ProcessClusterOptions{Nodes: 3, Faults: true, Props: fjordTimeouts})
+	c.WaitReady(t, 60*time.Second)
+	const topic, partitions = "isolated-follower", int32(1)
+	adm := kadm.NewClient(testkit.Client(t, c.Bootstrap(), clientOpts()...))
+	createTopic(t, adm, topic, partitions, 3, map[string]string{"min.insync.replicas": "2"})
+	waitFullISR(t, c.Seeds(), 30*time.Second, topic)
+
+	leader := c.LeaderOf(t, topic, 0)
+	var follower int32 = -1
+	var leaderSide []string
+	for _, n := range c.Nodes() {
+		if n.ID != leader && follower < 0 {
+			follower = n.ID
+			continue
+		}
+		leaderSide = append(leaderSide, n.ClientAddr)
+	}
+	l := newLedger()
+	cl := testkit.Client(t, strings.Join(leaderSide, ","), clientOpts(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	for i := range 20 {
+		if err := probeWrite(testkit.Context(t, 30*time.Second), cl, l, topic, 0, fmt.Sprintf("before-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Logf("isolating node %d, follower of %s-0 (leader %d)", follower, topic, leader)
+	c.Node(follower).Isolate()
+	t0 := time.Now()
+	// Writes go on while the follower is away; the first may wait for the
+	// ISR to shrink.
+	var stall time.Duration
+	for i := range 50 {
+		w0 := time.Now()
+		if err := probeWrite(testkit.Context(t, 30*time.Second), cl, l, topic, 0, fmt.Sprintf("during-%d", i)); err != nil {
+			dumpState(t, c, topic)
+			t.Fatalf("write %d with follower %d isolated: %v", i, follower, err)
+		}
+		stall = max(stall, time.Since(w0))
+	}
+	st, err := partitionStates(c.Node(leader).ClientAddr, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("50 acks=all writes with the follower isolated in %v, longest %v; leader %d isr %v",
+		time.Since(t0).Round(time.Millisecond), stall.Round(time.Millisecond), st[0].leader, st[0].isr)
+	if st[0].leader != leader {
+		t.Errorf("leader moved from %d to %d though only a follower was isolated", leader, st[0].leader)
+	}
+
+	c.Node(follower).Heal()
+	c.WaitReady(t, 60*time.Second)
+	waitFullISR(t, c.Seeds(), 60*time.Second, topic)
+	for i := range 20 {
+		if err := probeWrite(testkit.Context(t, 30*time.Second), cl, l, topic, 0, fmt.Sprintf("after-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLedger(t, l, readAll(t, c.Bootstrap(), topic, partitions))
+	sameReplicaLogs(t, processDirs(c), topic, partitions, 3, 30*time.Second)
+}
