@@ -393,7 +393,9 @@ type controllerListener struct{ s *Server }
 
 func (h controllerListener) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	s := h.s
-	if resp, ok := controller.ServeControllerRequest(ctx, s.cluster.quorum, req.Body); ok {
+	// ctx is the connection's: its closing tells the controller that a
+	// broker heartbeating on it may be gone.
+	if resp, ok := controller.ServeControllerRequest(controller.ConnectionContext(ctx), s.cluster.quorum, req.Body); ok {
 		return protocol.Response{Msg: resp}
 	}
 	switch r := req.Body.(type) {

@@ -222,9 +222,15 @@ func (l *BrokerLifecycle) run(ctx context.Context) {
 			}
 			hb.WantFence = hb.MetadataOffset < epoch
 			actx, cancel := context.WithTimeout(ctx, attempt)
-			// One controller gets at most an interval (at least a second)
-			// before the client looks for another.
-			res, err := l.opts.Client.heartbeat(actx, hb, max(interval, time.Second))
+			// One controller gets at most an interval (at least half a
+			// second) before the client looks for another: after a
+			// controller failover the new controller gives brokers only
+			// a failover grace (two intervals, at least a second) to
+			// heartbeat it, and a controller that is partitioned away or
+			// whose host died does not refuse connections, it hangs them.
+			// A healthy controller answers a heartbeat in milliseconds
+			// (one raft write at most).
+			res, err := l.opts.Client.heartbeat(actx, hb, max(interval, 500*time.Millisecond))
 			cancel()
 			if ctx.Err() != nil {
 				return

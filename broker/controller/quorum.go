@@ -52,6 +52,11 @@ type QuorumOptions struct {
 	RaftListener net.Listener
 	// BrokerSessionTimeout is broker.session.timeout.ms (default 9 s).
 	BrokerSessionTimeout time.Duration
+	// BrokerHeartbeatInterval is broker.heartbeat.interval.ms, how often
+	// brokers heartbeat (default a quarter of BrokerSessionTimeout, the
+	// ratio of Fjord's defaults). It sizes the shorter sessions after a
+	// broker's connection closed and after a controller failover.
+	BrokerHeartbeatInterval time.Duration
 	// BrokerConfigs are this node's static broker configs
 	// (server.properties): consulted after the cluster-wide dynamic
 	// defaults in the image for the controller's own settings
@@ -59,10 +64,18 @@ type QuorumOptions struct {
 	// leader.imbalance.check.interval.seconds).
 	BrokerConfigs map[string]string
 
-	// Raft timing. Defaults suit a LAN: a dead leader is replaced within
-	// about a second (HeartbeatTimeout + ElectionTimeout, randomised).
-	HeartbeatTimeout   time.Duration // default 500ms
-	ElectionTimeout    time.Duration // default 500ms
+	// Raft timing. Defaults suit a LAN: a follower starts an election
+	// 300–600 ms (HeartbeatTimeout, randomised) after it last heard from
+	// the leader, and with pre-vote both survivors of a 3-voter quorum
+	// must have timed out, so a dead active controller is replaced about
+	// 0.55–0.85 s after its death (bench SIGKILLs, derived from the time
+	// to fence its broker; with 500 ms it was 1.1–1.3 s, the largest part
+	// of the controller-kill failover time after the failover grace). A
+	// spurious election under load is cheap: brokers
+	// find the new controller within the failover grace and keep their
+	// sessions. LeaderLeaseTimeout must not exceed HeartbeatTimeout.
+	HeartbeatTimeout   time.Duration // default 300ms
+	ElectionTimeout    time.Duration // default 300ms
 	LeaderLeaseTimeout time.Duration // default 250ms
 	CommitTimeout      time.Duration // default 20ms
 	// Snapshots: raft takes one when SnapshotThreshold entries were
@@ -119,8 +132,9 @@ func OpenQuorum(dir string, opts QuorumOptions) (*Quorum, error) {
 		return nil, errors.New("controller quorum needs a raft listener")
 	}
 	setDefault(&opts.BrokerSessionTimeout, 9*time.Second)
-	setDefault(&opts.HeartbeatTimeout, 500*time.Millisecond)
-	setDefault(&opts.ElectionTimeout, 500*time.Millisecond)
+	setDefault(&opts.BrokerHeartbeatInterval, opts.BrokerSessionTimeout/4)
+	setDefault(&opts.HeartbeatTimeout, 300*time.Millisecond)
+	setDefault(&opts.ElectionTimeout, 300*time.Millisecond)
 	setDefault(&opts.LeaderLeaseTimeout, 250*time.Millisecond)
 	setDefault(&opts.CommitTimeout, 20*time.Millisecond)
 	setDefault(&opts.SnapshotInterval, 30*time.Second)
@@ -406,16 +420,24 @@ func (q *Quorum) run() {
 }
 
 // tickInterval is how often the active controller checks sessions: often
-// enough that fencing happens within ~1/8 of the session timeout.
+// enough that fencing happens within ~1/8 of the session timeout, and
+// within a quarter interval of the shorter sessions after a connection
+// loss or a failover (with Fjord's defaults 125 ms; the check is a walk
+// over the brokers).
 func (q *Quorum) tickInterval() time.Duration {
-	return min(max(q.opts.BrokerSessionTimeout/8, 20*time.Millisecond), 500*time.Millisecond)
+	d := min(q.opts.BrokerSessionTimeout/8, q.opts.BrokerHeartbeatInterval/4)
+	return min(max(d, 20*time.Millisecond), 500*time.Millisecond)
 }
 
 // becomeActive makes a newly elected leader the active controller: a
 // barrier applies everything committed in earlier terms, then it records
 // itself as controller (and, in a new cluster, the cluster id and the
 // bootstrap configs). Every broker gets a fresh session, as a new Kafka
-// controller does, since heartbeats went to the old one.
+// controller does, since heartbeats went to the old one — but a shorter
+// one (failoverGrace): live brokers are already looking for the new
+// controller and heartbeat it within about an interval, while a broker
+// that died with the old controller (a combined node) should not keep
+// its partitions leaderless for a whole session more.
 func (q *Quorum) becomeActive() {
 	if err := q.raft.Barrier(q.opts.ApplyTimeout).Error(); err != nil {
 		q.log.Warn("controller catch-up failed; will retry", "err", err)
@@ -453,14 +475,31 @@ func (q *Quorum) becomeActive() {
 		return
 	}
 	now := time.Now()
+	for _, s := range q.sessions {
+		s.stopWatch()
+	}
 	q.sessions = map[int32]*brokerSession{}
 	for id, b := range q.Image().Brokers {
-		q.sessions[id] = &brokerSession{lastSeen: now, fenced: b.Fenced}
+		q.sessions[id] = &brokerSession{expires: now.Add(q.failoverGrace()), cut: "no heartbeat since the controller failover", fenced: b.Fenced, since: now}
 	}
 	q.lastRebal = now
 	q.activeTerm = term
 	q.active.Store(true)
 	q.log.Info("active controller", "term", term, "offset", q.Image().Offset)
+}
+
+// failoverGrace is the session a new active controller gives every
+// broker until its first heartbeat: two heartbeat intervals, but at least
+// twice the ControllerClient's longest retry backoff (with short
+// intervals the backoff, not the interval, bounds how soon a broker finds
+// the new controller), and at most the session timeout. Live brokers are
+// already retrying their heartbeats when the new controller becomes
+// active (those to the dead one fail at once, and the client asks the
+// voters who leads): measured in the bench's SIGKILLs with 500 ms
+// intervals, they reached it 30–470 ms after it became active, so the
+// slowest has about half a second to spare.
+func (q *Quorum) failoverGrace() time.Duration {
+	return min(max(2*q.opts.BrokerHeartbeatInterval, 2*retryBackoffMax), q.opts.BrokerSessionTimeout)
 }
 
 // newPlanner places new partitions on active brokers, rack-aware.

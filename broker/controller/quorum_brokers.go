@@ -20,13 +20,40 @@ import (
 // It is not replicated: a new active controller starts every broker with
 // a fresh session.
 type brokerSession struct {
-	lastSeen time.Time
-	fenced   bool
+	// expires is when the session ends unless a heartbeat renews it:
+	// normally the last heartbeat plus broker.session.timeout.ms, earlier
+	// after the heartbeat's connection closed or a controller failover
+	// (see connectionLost and becomeActive).
+	expires time.Time
+	// cut says why expires is earlier than a session timeout after the
+	// last heartbeat ("" if it is not), for the fencing log line.
+	cut    string
+	fenced bool
 	// metadataOffset is the metadata offset the broker last reported it
 	// applied; shutdownOffset the offset of the entry that moved its
 	// leaderships away when it entered controlled shutdown.
 	metadataOffset int64
 	shutdownOffset int64
+	// conn is the done channel of the controller-listener connection the
+	// latest heartbeat came on (nil: none known), and unwatch stops the
+	// watch on it.
+	conn    <-chan struct{}
+	unwatch func() bool
+	// since is when this controller became active, until the broker's
+	// first heartbeat to it (then zero): how long live brokers take to
+	// find a new controller is logged, as it bounds the post-failover
+	// grace.
+	since time.Time
+}
+
+func (s *brokerSession) expired(now time.Time) bool { return now.After(s.expires) }
+
+// stopWatch stops watching the session's connection.
+func (s *brokerSession) stopWatch() {
+	if s.unwatch != nil {
+		s.unwatch()
+	}
+	s.conn, s.unwatch = nil, nil
 }
 
 // sessionValid reports whether the broker has an unexpired session
@@ -34,7 +61,60 @@ type brokerSession struct {
 func (q *Quorum) sessionValid(id int32, now time.Time) bool {
 	s := q.sessions[id]
 	b := q.Image().Brokers[id]
-	return s != nil && b != nil && !b.Fenced && now.Sub(s.lastSeen) <= q.opts.BrokerSessionTimeout
+	return s != nil && b != nil && !b.Fenced && !s.expired(now)
+}
+
+// lossGrace is how long a broker keeps its session after the connection
+// its latest heartbeat came on closed: two heartbeat intervals. A live
+// broker whose connection merely broke redials and heartbeats within one
+// interval and keeps its session; a killed one (its kernel closes its
+// sockets at once) is fenced one grace after its death instead of one
+// session timeout after its last heartbeat. Never longer than the session
+// timeout: losing a connection must not extend a session.
+func (q *Quorum) lossGrace() time.Duration {
+	return min(2*q.opts.BrokerHeartbeatInterval, q.opts.BrokerSessionTimeout)
+}
+
+// watchConn remembers the connection a heartbeat came on, if the request
+// context says which (ConnectionContext), so its closing can shorten the
+// session. Only the latest heartbeat's connection counts: a broker's
+// ControllerClient redials when a connection breaks, and a heartbeat on
+// the new connection replaces the watch on the old. Caller holds q.mu.
+func (q *Quorum) watchConn(ctx context.Context, id int32, s *brokerSession) {
+	cc, ok := ctx.Value(connCtxKey{}).(context.Context)
+	if !ok {
+		return
+	}
+	done := cc.Done()
+	if done == nil || done == s.conn {
+		return
+	}
+	s.stopWatch()
+	s.conn = done
+	// AfterFunc runs at once (in its own goroutine) if the connection
+	// closed while the heartbeat was processed: that broker is gone too.
+	s.unwatch = context.AfterFunc(cc, func() { q.connectionLost(id, done) })
+}
+
+// connectionLost shortens broker id's session to lossGrace from now if the
+// connection that closed (done) is still the one its latest heartbeat
+// came on and the session is not already shorter.
+func (q *Quorum) connectionLost(id int32, done <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := q.sessions[id]
+	if s == nil || s.conn != done || !q.IsActive() {
+		return
+	}
+	s.conn, s.unwatch = nil, nil
+	if b := q.Image().Brokers[id]; b == nil || b.Fenced {
+		return
+	}
+	if exp := time.Now().Add(q.lossGrace()); exp.Before(s.expires) {
+		s.expires, s.cut = exp, "its heartbeat connection closed"
+		q.log.Info("broker's heartbeat connection closed; it is fenced unless it heartbeats again",
+			"broker", id, "within", q.lossGrace())
+	}
 }
 
 // RegisterBroker registers a broker process and returns its broker epoch.
@@ -79,16 +159,25 @@ func (q *Quorum) RegisterBroker(ctx context.Context, r BrokerRegistration) (int6
 	if err := q.propose(recs); err != nil {
 		return 0, err
 	}
-	q.sessions[r.ID] = &brokerSession{lastSeen: now, fenced: q.Image().Brokers[r.ID].Fenced}
+	if old := q.sessions[r.ID]; old != nil {
+		old.stopWatch()
+	}
+	q.sessions[r.ID] = &brokerSession{expires: now.Add(q.opts.BrokerSessionTimeout), fenced: q.Image().Brokers[r.ID].Fenced}
 	return q.Image().Brokers[r.ID].Epoch, nil
 }
 
+// touch renews broker id's session for a full session timeout.
 func (q *Quorum) touch(id int32, now time.Time) {
-	if s := q.sessions[id]; s != nil {
-		s.lastSeen = now
-	} else {
-		q.sessions[id] = &brokerSession{lastSeen: now}
+	s := q.sessions[id]
+	if s == nil {
+		s = &brokerSession{}
+		q.sessions[id] = s
 	}
+	if !s.since.IsZero() {
+		q.log.Info("first contact from broker since this controller became active", "broker", id, "after", now.Sub(s.since))
+		s.since = time.Time{}
+	}
+	s.expires, s.cut = now.Add(q.opts.BrokerSessionTimeout), ""
 }
 
 // brokerState is Kafka's BrokerControlState.
@@ -130,6 +219,7 @@ func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (Heartb
 	now := time.Now()
 	q.touch(h.ID, now)
 	sess := q.sessions[h.ID]
+	q.watchConn(ctx, h.ID, sess)
 	sess.metadataOffset = h.MetadataOffset
 	cur := stateOf(b)
 	next := cur
@@ -266,11 +356,15 @@ func (q *Quorum) tick() {
 		}
 		s := q.sessions[id]
 		if s == nil {
-			q.sessions[id] = &brokerSession{lastSeen: now}
+			q.sessions[id] = &brokerSession{expires: now.Add(q.opts.BrokerSessionTimeout)}
 			continue
 		}
-		if now.Sub(s.lastSeen) > q.opts.BrokerSessionTimeout {
-			q.log.Info("fencing broker: its session timed out", "broker", id, "timeout", q.opts.BrokerSessionTimeout)
+		if s.expired(now) {
+			if s.cut != "" {
+				q.log.Info("fencing broker: its shortened session expired", "broker", id, "because", s.cut)
+			} else {
+				q.log.Info("fencing broker: its session timed out", "broker", id, "timeout", q.opts.BrokerSessionTimeout)
+			}
 			if err := q.propose(q.fenceRecords(img, b)); err != nil {
 				q.log.Warn("fencing broker failed", "broker", id, "err", err)
 			} else {

@@ -35,6 +35,9 @@ func (q *Quorum) UnregisterBroker(ctx context.Context, id int32) *Error {
 	}
 	// The heartbeat state goes with the registration: a heartbeat from a
 	// process still running now answers BROKER_ID_NOT_REGISTERED.
+	if s := q.sessions[id]; s != nil {
+		s.stopWatch()
+	}
 	delete(q.sessions, id)
 	q.log.Info("broker unregistered", "broker", id, "epoch", b.Epoch)
 	return nil

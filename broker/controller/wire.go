@@ -105,11 +105,27 @@ var clientVersions = map[kmsg.Key]int16{
 // maxFetchEntries caps the log entries one Fetch answer reads.
 const maxFetchEntries = 1000
 
+// connCtxKey marks a connection's context (ConnectionContext).
+type connCtxKey struct{}
+
+// ConnectionContext marks ctx, the context of one controller-listener
+// connection that is done exactly when that connection closes, as such
+// for ServeControllerRequest: a broker whose heartbeat connection closes
+// then keeps its session for only two heartbeat intervals, so a killed
+// broker (whose kernel closes its sockets at once) is fenced about a
+// second after its death rather than a session timeout after its last
+// heartbeat. Without the mark (a request-scoped context) sessions only
+// time out.
+func ConnectionContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, connCtxKey{}, ctx)
+}
+
 // ServeControllerRequest answers req if it is a controller API (see
 // ControllerAPIs; a Fetch only if it is for __cluster_metadata) and
 // reports false otherwise, leaving the request to the broker's handlers.
 // The response has the request's version. ctx bounds long polls: it should
-// end when the client's connection closes.
+// end when the client's connection closes (and be marked so with
+// ConnectionContext).
 func ServeControllerRequest(ctx context.Context, q ControllerQuorum, req kmsg.Request) (kmsg.Response, bool) {
 	var resp kmsg.Response
 	switch r := req.(type) {

@@ -251,7 +251,7 @@ type controllerHandler struct {
 }
 
 func (h *controllerHandler) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
-	if resp, ok := ServeControllerRequest(ctx, h.q, req.Body); ok {
+	if resp, ok := ServeControllerRequest(ConnectionContext(ctx), h.q, req.Body); ok {
 		return protocol.Response{Msg: resp}
 	}
 	if h.admin != nil {
