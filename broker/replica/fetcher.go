@@ -452,6 +452,24 @@ func (fe *fetcher) delayLocked(ps *partState) {
 	ps.delayUntil = time.Now().Add(fe.m.o.BackoffOnError)
 }
 
+// leaderCatchingUpBackoff is the retry delay after NOT_LEADER_OR_FOLLOWER
+// or UNKNOWN_LEADER_EPOCH from the broker the metadata names as leader:
+// after a failover the follower often learns of the election a few
+// milliseconds before the new leader has applied it. Kafka waits the full
+// replica.fetch.backoff.ms (1 s) here, which adds that second to every
+// failover; Fjord asks again shortly.
+const leaderCatchingUpBackoff = 50 * time.Millisecond
+
+// delayLeaderLocked delays after an answer that means "the leader has not
+// caught up with the metadata yet".
+func (fe *fetcher) delayLeaderLocked(ps *partState, err error) {
+	if err == kerr.NotLeaderForPartition || err == kerr.UnknownLeaderEpoch {
+		ps.delayUntil = time.Now().Add(min(leaderCatchingUpBackoff, fe.m.o.BackoffOnError))
+		return
+	}
+	fe.delayLocked(ps)
+}
+
 func (ps *partState) ready(now time.Time) bool { return !ps.delayUntil.After(now) }
 
 type truncReq struct {
@@ -538,7 +556,7 @@ func (fe *fetcher) truncate() bool {
 			fe.fencedLocked(r.k, ps)
 		default:
 			fe.lg.Info("OffsetForLeaderEpoch error; retrying", "topic", r.k.topic, "partition", r.k.partition, "err", err)
-			fe.delayLocked(ps)
+			fe.delayLeaderLocked(ps, err)
 		}
 	}
 	fe.mu.Unlock()
@@ -708,10 +726,10 @@ func (fe *fetcher) fetch() bool {
 			fe.fencedLocked(r.k, ps)
 		default:
 			// NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_*:
-			// transient while metadata propagates; Kafka retries after
-			// the backoff until a new state arrives.
+			// transient while metadata propagates; retried until a new
+			// state arrives (soon for the first two: delayLeaderLocked).
 			fe.lg.Info("fetch error; retrying", "topic", r.k.topic, "partition", r.k.partition, "err", err)
-			fe.delayLocked(ps)
+			fe.delayLeaderLocked(ps, err)
 		}
 	}
 	fe.mu.Unlock()
