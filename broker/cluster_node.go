@@ -186,6 +186,9 @@ func (s *Server) joinCluster(host string, port int32) error {
 	defer cancel()
 	s.log.Info("waiting for the controller to unfence this broker", "voters", cfg.Cluster.Voters)
 	if err := cl.lifecycle.WaitUnfenced(ctx); err != nil {
+		if s.ctx.Err() != nil {
+			return fmt.Errorf("start-up interrupted before the controller unfenced broker %d", cfg.NodeID)
+		}
 		return fmt.Errorf("broker %d was not unfenced by the controller within %v: %w (are the controllers in controller.quorum.voters running and reachable?)", cfg.NodeID, unfenceTimeout, err)
 	}
 	s.joined.Store(true)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,10 @@ type Config struct {
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// Context, if set, bounds start-up (a cluster broker waits in New to
+	// be unfenced) and, when cancelled, stops the broker's background work:
+	// a SIGTERM during start-up ends New with an error.
+	Context context.Context
 }
 
 // ClusterConfig is what a node of a cluster needs beyond a single broker,

@@ -90,7 +90,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, start: time.Now()}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	parent := cfg.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	s.ctx, s.cancel = context.WithCancel(parent)
 	s.metrics = newMetrics(cfg.Registerer)
 
 	ok := false

@@ -37,11 +37,33 @@ func runBroker(cfg broker.Config, httpAddr string, components []component, banne
 	} else if len(components) > 0 {
 		return errors.New("internal: components need the HTTP server")
 	}
+	// Signals are caught before the broker starts: a cluster broker waits
+	// in New until the controller unfences it, and a SIGTERM meanwhile
+	// must stop it cleanly, not kill it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	startCtx, cancelStart := context.WithCancel(context.Background())
+	defer cancelStart()
+	starting := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			slog.Info("shutting down during start-up", "signal", s.String())
+			cancelStart()
+		case <-starting:
+		}
+	}()
+	cfg.Context = startCtx
 	start := time.Now()
 	b, err := broker.New(cfg)
+	close(starting)
 	if err != nil {
 		if h != nil {
 			h.Shutdown(context.Background())
+		}
+		if startCtx.Err() != nil {
+			return fmt.Errorf("stopped during start-up: %w", err)
 		}
 		return err
 	}
@@ -84,9 +106,6 @@ func runBroker(cfg broker.Config, httpAddr string, components []component, banne
 	}
 	banner(b, h)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
 	var serveErr error
 	select {
 	case s := <-sig:
