@@ -433,11 +433,13 @@ func (q *Quorum) tickInterval() time.Duration {
 // barrier applies everything committed in earlier terms, then it records
 // itself as controller (and, in a new cluster, the cluster id and the
 // bootstrap configs). Every broker gets a fresh session, as a new Kafka
-// controller does, since heartbeats went to the old one — but a shorter
-// one (failoverGrace): live brokers are already looking for the new
-// controller and heartbeat it within about an interval, while a broker
-// that died with the old controller (a combined node) should not keep
-// its partitions leaderless for a whole session more.
+// controller does, since heartbeats went to the old one — except the
+// broker on the previous active controller's node (a combined node: the
+// same node id), which gets only the failover grace. A controller that
+// stopped leading most likely died, and its broker with it; left a whole
+// session, the partitions it led would stay leaderless for that long
+// after a new controller took over. If it is alive it finds the new
+// controller within the grace, as the other brokers do.
 func (q *Quorum) becomeActive() {
 	if err := q.raft.Barrier(q.opts.ApplyTimeout).Error(); err != nil {
 		q.log.Warn("controller catch-up failed; will retry", "err", err)
@@ -453,6 +455,7 @@ func (q *Quorum) becomeActive() {
 		return
 	}
 	img := q.Image()
+	prev := img.ControllerID // not yet overwritten by ours below
 	var recs []metadata.Record
 	if img.ClusterID == "" {
 		id := q.opts.ClusterID
@@ -480,7 +483,11 @@ func (q *Quorum) becomeActive() {
 	}
 	q.sessions = map[int32]*brokerSession{}
 	for id, b := range q.Image().Brokers {
-		q.sessions[id] = &brokerSession{expires: now.Add(q.failoverGrace()), cut: "no heartbeat since the controller failover", fenced: b.Fenced, since: now}
+		s := &brokerSession{expires: now.Add(q.opts.BrokerSessionTimeout), fenced: b.Fenced, since: now}
+		if id == prev && prev != q.opts.NodeID {
+			s.expires, s.cut = now.Add(q.failoverGrace()), "no heartbeat since its node stopped being the active controller"
+		}
+		q.sessions[id] = s
 	}
 	q.lastRebal = now
 	q.activeTerm = term
@@ -488,16 +495,16 @@ func (q *Quorum) becomeActive() {
 	q.log.Info("active controller", "term", term, "offset", q.Image().Offset)
 }
 
-// failoverGrace is the session a new active controller gives every
-// broker until its first heartbeat: two heartbeat intervals, but at least
-// twice the ControllerClient's longest retry backoff (with short
-// intervals the backoff, not the interval, bounds how soon a broker finds
-// the new controller), and at most the session timeout. Live brokers are
-// already retrying their heartbeats when the new controller becomes
-// active (those to the dead one fail at once, and the client asks the
+// failoverGrace is the session a new active controller gives the broker
+// on the previous controller's node until its first heartbeat: two
+// heartbeat intervals, but at least twice the ControllerClient's longest
+// retry backoff (with short intervals the backoff, not the interval,
+// bounds how soon a broker finds the new controller), and at most the
+// session timeout. Live brokers are already retrying their heartbeats
+// when the new controller becomes active (those to the dead one fail at
+// once, or after half a second if it hangs, and the client asks the
 // voters who leads): measured in the bench's SIGKILLs with 500 ms
-// intervals, they reached it 30–470 ms after it became active, so the
-// slowest has about half a second to spare.
+// intervals, they reached it 15–470 ms after it became active.
 func (q *Quorum) failoverGrace() time.Duration {
 	return min(max(2*q.opts.BrokerHeartbeatInterval, 2*retryBackoffMax), q.opts.BrokerSessionTimeout)
 }
