@@ -82,10 +82,11 @@ func (s *Server) openCluster() error {
 				ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
 				BootstrapConfigs:         cfg.BootstrapConfigs,
 			},
-			Voters:               cfg.Cluster.Voters,
-			RaftListener:         raftL,
-			BrokerSessionTimeout: cfg.Cluster.BrokerSessionTimeout,
-			BrokerConfigs:        cfg.Cluster.StaticConfigs,
+			Voters:                  cfg.Cluster.Voters,
+			RaftListener:            raftL,
+			BrokerSessionTimeout:    cfg.Cluster.BrokerSessionTimeout,
+			BrokerHeartbeatInterval: cfg.Cluster.BrokerHeartbeatInterval,
+			BrokerConfigs:           cfg.Cluster.StaticConfigs,
 		}
 		if cfg.Cluster.Broker {
 			// A combined node serves from its own copy of the log.
