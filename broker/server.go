@@ -298,9 +298,15 @@ func (s *Server) logConfigFor(topic string) log.Config {
 
 func (s *Server) onMetadataChange(old, img *metadata.Image) {
 	s.img.Store(img)
-	if s.logs == nil || (s.cluster != nil && !s.joined.Load()) {
-		// Still opening, or a cluster broker whose metadata has not caught
-		// up yet: joinCluster reconciles once it has.
+	// Not yet: a cluster broker whose metadata has not caught up (the
+	// quorum's FSM calls this on its own goroutine, so only the atomic
+	// joined is read; joinCluster reconciles once it is set), or a single
+	// node still opening its logs (Local calls this synchronously in New).
+	if s.cluster != nil {
+		if !s.joined.Load() {
+			return
+		}
+	} else if s.logs == nil {
 		return
 	}
 	if err := s.reconcile(img); err != nil {
