@@ -72,16 +72,7 @@ func (s *Server) openCluster() error {
 		kafkaL, raftL := controller.MuxListener(ln)
 		cl.ctrlKafka = kafkaL
 		opts := controller.QuorumOptions{
-			Options: controller.Options{
-				NodeID:                   cfg.NodeID,
-				ClusterID:                cfg.ClusterID,
-				Logger:                   s.log.With("component", "controller"),
-				DefaultPartitions:        cfg.NumPartitions,
-				DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-				ValidateTopicConfigs:     cfg.Topics.Validate,
-				ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
-				BootstrapConfigs:         cfg.BootstrapConfigs,
-			},
+			Options:                 s.controllerOptions(),
 			Voters:                  cfg.Cluster.Voters,
 			RaftListener:            raftL,
 			BrokerSessionTimeout:    cfg.Cluster.BrokerSessionTimeout,

@@ -114,17 +114,9 @@ func New(cfg Config) (*Server, error) {
 			return s, nil // a controller-only node has no logs or clients
 		}
 	} else {
-		s.local, err = controller.OpenLocal(cfg.MetadataDir, controller.Options{
-			NodeID:                   cfg.NodeID,
-			ClusterID:                cfg.ClusterID,
-			Logger:                   s.log.With("component", "controller"),
-			DefaultPartitions:        cfg.NumPartitions,
-			DefaultReplicationFactor: cfg.DefaultReplicationFactor,
-			ValidateTopicConfigs:     cfg.Topics.Validate,
-			ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
-			BootstrapConfigs:         cfg.BootstrapConfigs,
-			OnChange:                 s.onMetadataChange,
-		})
+		opts := s.controllerOptions()
+		opts.OnChange = s.onMetadataChange
+		s.local, err = controller.OpenLocal(cfg.MetadataDir, opts)
 		if err != nil {
 			return nil, fmt.Errorf("open controller metadata in %s: %w", cfg.MetadataDir, err)
 		}
@@ -201,6 +193,22 @@ func New(cfg Config) (*Server, error) {
 	s.logs.Start(s.ctx)
 	ok = true
 	return s, nil
+}
+
+// controllerOptions are the controller settings a single node and a
+// quorum voter share: defaults and validation from the broker's config.
+func (s *Server) controllerOptions() controller.Options {
+	cfg := s.cfg
+	return controller.Options{
+		NodeID:                   cfg.NodeID,
+		ClusterID:                cfg.ClusterID,
+		Logger:                   s.log.With("component", "controller"),
+		DefaultPartitions:        cfg.NumPartitions,
+		DefaultReplicationFactor: cfg.DefaultReplicationFactor,
+		ValidateTopicConfigs:     cfg.Topics.Validate,
+		ValidateBrokerConfigs:    cfg.Topics.ValidateBroker,
+		BootstrapConfigs:         cfg.BootstrapConfigs,
+	}
 }
 
 // Addr is the address the Kafka listener is bound to.
