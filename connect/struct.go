@@ -17,8 +17,55 @@ func NewStructValue(s *Schema) *Struct {
 	if s == nil || s.Type != StructType {
 		panic(fmt.Sprintf("connect: NewStructValue needs a STRUCT schema, got %v", s))
 	}
+	// The struct and its values in one allocation (for up to 32 fields):
+	// decoders and generators make one per record.
+	switch n := len(s.Fields); {
+	case n <= 4:
+		p := &struct4{Struct: Struct{schema: s}}
+		p.values = p.vals[:n:n]
+		return &p.Struct
+	case n <= 8:
+		p := &struct8{Struct: Struct{schema: s}}
+		p.values = p.vals[:n:n]
+		return &p.Struct
+	case n <= 12:
+		p := &struct12{Struct: Struct{schema: s}}
+		p.values = p.vals[:n:n]
+		return &p.Struct
+	case n <= 16:
+		p := &struct16{Struct: Struct{schema: s}}
+		p.values = p.vals[:n:n]
+		return &p.Struct
+	case n <= 32:
+		p := &struct32{Struct: Struct{schema: s}}
+		p.values = p.vals[:n:n]
+		return &p.Struct
+	}
 	return &Struct{schema: s, values: make([]any, len(s.Fields))}
 }
+
+type (
+	struct4 struct {
+		Struct
+		vals [4]any
+	}
+	struct8 struct {
+		Struct
+		vals [8]any
+	}
+	struct12 struct {
+		Struct
+		vals [12]any
+	}
+	struct16 struct {
+		Struct
+		vals [16]any
+	}
+	struct32 struct {
+		Struct
+		vals [32]any
+	}
+)
 
 // Schema returns the struct's schema.
 func (st *Struct) Schema() *Schema { return st.schema }
