@@ -172,6 +172,17 @@ type Converter interface {
 	ToConnectData(topic string, headers *Headers, b []byte) (*Schema, any, error)
 }
 
+// ConcurrentConverter is a Converter whose ToConnectData and
+// FromConnectData may be called from several goroutines at once, once it
+// is configured. Kafka runs a task's converters on the task's thread
+// only; a sink task whose key and value converters both say this may have
+// a batch's records converted in parallel (Put still gets them in order).
+type ConcurrentConverter interface {
+	Converter
+	// ConcurrentSafe marks the guarantee; it does nothing.
+	ConcurrentSafe()
+}
+
 // HeaderConverter turns one header's Connect value into bytes and back.
 type HeaderConverter interface {
 	Configure(props map[string]string) error

@@ -70,6 +70,7 @@ type Converter struct {
 	cache      atomic.Pointer[caches]
 	lastSchema atomic.Pointer[schemaBytes]
 	lastDec    atomic.Pointer[decodedSchema]
+	boxes      boxPool // blocks decoded values live in
 }
 
 type caches struct {
@@ -77,7 +78,10 @@ type caches struct {
 	dec *lru[string, *connect.Schema]
 }
 
-var _ connect.Converter = (*Converter)(nil)
+var _ connect.ConcurrentConverter = (*Converter)(nil)
+
+// ConcurrentSafe: see the type's documentation.
+func (c *Converter) ConcurrentSafe() {}
 
 // New returns a converter with Kafka's default settings.
 func New() *Converter { return &Converter{} }

@@ -23,6 +23,7 @@ const (
 // order; a duplicate key's last value wins.
 type decoder struct {
 	scanner
+	bx          *boxes // where scalars and strings go (nil: the heap)
 	replaceNull bool
 	// nilRequired is set when a coercion made a nil for a required
 	// schema (a number read as STRING); only then do struct fields
@@ -95,10 +96,10 @@ func (d *decoder) node() (node, error) {
 
 func (d *decoder) nodeString(n node) string {
 	if !n.escaped {
-		return string(n.text)
+		return d.bx.string(n.text)
 	}
 	d.scratch = unescape(d.scratch[:0], n.text)
-	return string(d.scratch)
+	return d.bx.string(d.scratch)
 }
 
 func (d *decoder) nodeBytes(n node) []byte {
@@ -132,6 +133,8 @@ func (c *Converter) decode(b []byte) (*connect.Schema, any, error) {
 		}
 		return nil, v, nil
 	}
+	d.bx = c.boxes.get()
+	defer c.boxes.put(d.bx)
 	if c.content != nil {
 		return c.decodeContent(&d)
 	}
@@ -330,25 +333,25 @@ func (d *decoder) convert(s *connect.Schema) (any, error) {
 		}
 		switch s.Type {
 		case connect.Int8:
-			return int8(bits), nil
+			return d.bx.int8(int8(bits)), nil
 		case connect.Int16:
-			return int16(bits), nil
+			return d.bx.int16(int16(bits)), nil
 		case connect.Int32:
-			return int32(bits), nil
+			return d.bx.int32(int32(bits)), nil
 		}
-		return bits, nil
+		return d.bx.int64(bits), nil
 	case connect.Float32:
 		n, err := d.node()
 		if err != nil || n.kind != kNumber {
 			return float32(0), err
 		}
-		return float32Value(n.text), nil
+		return d.bx.float32(float32Value(n.text)), nil
 	case connect.Float64:
 		n, err := d.node()
 		if err != nil || n.kind != kNumber {
 			return float64(0), err
 		}
-		return float64Value(n.text), nil
+		return d.bx.float64(float64Value(n.text)), nil
 	case connect.Boolean:
 		n, err := d.node()
 		return n.kind == kBoolean && n.b, err
@@ -361,7 +364,11 @@ func (d *decoder) convert(s *connect.Schema) (any, error) {
 			d.nilRequired = d.nilRequired || !s.Optional
 			return nil, nil
 		}
-		return d.nodeString(n), nil
+		if !n.escaped {
+			return d.bx.str(n.text), nil
+		}
+		d.scratch = unescape(d.scratch[:0], n.text)
+		return d.bx.str(d.scratch), nil
 	case connect.Bytes:
 		n, err := d.node()
 		if err != nil {
@@ -504,5 +511,5 @@ func (d *decoder) timestamp() (any, error) {
 	if n.kind != kNumber || n.float {
 		return nil, dataErrorf("Invalid type for Timestamp, underlying representation should be integral but was %s", n.kind)
 	}
-	return time.UnixMilli(intBits(n.text, false)).UTC(), nil
+	return d.bx.time(time.UnixMilli(intBits(n.text, false)).UTC()), nil
 }
