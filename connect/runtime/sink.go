@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,20 @@ type sinkTask struct {
 	wantErrant    atomic.Bool
 	commitNow     atomic.Bool
 	tracked       map[string]bool
+
+	// parallel is how many goroutines convert a batch (0 or 1: the loop's
+	// own); done says which records of the batch they converted.
+	parallel int
+	done     []bool
+
+	// polled holds a poll's records while they are delivered in batches.
+	polled []*kgo.Record
+	// moved are partitions repositioned (reset, rewound) since the poll;
+	// guarded by taskMu.
+	moved map[connect.TopicPartition]bool
+	// pausedSincePoll are partitions the task paused since the poll.
+	pauseMu         sync.Mutex
+	pausedSincePoll map[connect.TopicPartition]bool
 }
 
 type recordKey struct {
@@ -85,6 +100,11 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 		tracked: map[string]bool{}, maxPoll: 500, interval: w.cfg.OffsetFlushInterval}
 	if s.interval <= 0 {
 		s.interval = time.Minute
+	}
+	_, kc := tp.keyConv.(connect.ConcurrentConverter)
+	_, vc := tp.valueConv.(connect.ConcurrentConverter)
+	if kc && vc {
+		s.parallel = min(goruntime.GOMAXPROCS(0), 4)
 	}
 	overrides, err := w.overrides(cc, ConsumerOverridePrefix)
 	if err != nil {
@@ -309,7 +329,8 @@ func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 		s.applyResetsLocked(cl)
 		s.taskMu.Unlock()
 		pctx, cancel := context.WithDeadline(ctx, nextCommit)
-		fs := cl.PollRecords(pctx, s.maxPoll)
+		// Everything buffered: deliver puts it in batches of maxPoll.
+		fs := cl.PollFetches(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			cl.AllowRebalance()
@@ -338,12 +359,103 @@ func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 	}
 }
 
-// deliver converts, transforms and puts one poll's records.
+// deliver converts, transforms and puts one poll's records in batches of
+// at most max.poll.records, in the order the consumer returned them (so
+// per partition in offset order).
+//
+// The loop polls everything the consumer has buffered, not max.poll.records
+// at a time: franz-go sends a broker its next fetch only once the previous
+// one is drained, so taking it all at once lets the next fetch travel
+// while these records are converted and put (Kafka's consumer likewise
+// prefetches while the application works). Between batches the loop does
+// what it would do between polls: commits when asked, and stops early when
+// the task or connector pauses, a partition is paused or repositioned
+// (ResetOffsets, a PreCommit rewind), or the task stops. Records of such
+// partitions not yet put are given back to the consumer: it is positioned
+// at the first of them, so they are fetched again when that makes sense.
 func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, recs []*connect.Record) error {
 	n := fs.NumRecords()
 	if n == 0 {
 		return nil
 	}
+	s.taskMu.Lock()
+	s.moved = nil
+	s.taskMu.Unlock()
+	s.pauseMu.Lock()
+	s.pausedSincePoll = nil
+	s.pauseMu.Unlock()
+	all := s.polled[:0]
+	fs.EachRecord(func(kr *kgo.Record) { all = append(all, kr) })
+	defer func() {
+		clear(all)
+		s.polled = all[:0]
+	}()
+	for len(all) > 0 {
+		batch := all[:min(len(all), s.maxPoll)]
+		all = all[len(batch):]
+		if err := s.deliverBatch(ctx, cl, batch, recs[:0]); err != nil {
+			return err
+		}
+		if len(all) == 0 {
+			break
+		}
+		if s.commitNow.Swap(false) {
+			s.taskMu.Lock()
+			s.commitLocked(ctx, cl, nil)
+			s.taskMu.Unlock()
+		}
+		all = s.dropUndeliverable(ctx, cl, all)
+	}
+	return nil
+}
+
+// dropUndeliverable removes from rest, the poll's records not put yet,
+// those that must not be put now: all of them when the task stops or its
+// connector is paused, and those of partitions the task paused or that were
+// repositioned since the poll. The consumer is rewound to the first dropped
+// record of each partition that was not repositioned.
+func (s *sinkTask) dropUndeliverable(ctx context.Context, cl *kgo.Client, rest []*kgo.Record) []*kgo.Record {
+	s.taskMu.Lock()
+	moved := s.moved
+	s.moved = nil
+	s.taskMu.Unlock()
+	s.pauseMu.Lock()
+	paused := s.pausedSincePoll
+	s.pausedSincePoll = nil
+	s.pauseMu.Unlock()
+	all := ctx.Err() != nil || s.t.paused()
+	if !all && len(moved) == 0 && len(paused) == 0 {
+		return rest
+	}
+	if ctx.Err() != nil {
+		// The consumer closes; what was put is committed on the way out.
+		return nil
+	}
+	keep := rest[:0]
+	rewind := map[string]map[int32]kgo.EpochOffset{}
+	for _, kr := range rest {
+		tp := connect.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}
+		if moved[tp] {
+			continue
+		}
+		if all || paused[tp] {
+			if _, ok := rewind[kr.Topic][kr.Partition]; !ok {
+				addOffset(rewind, tp, kr.Offset)
+			}
+			continue
+		}
+		keep = append(keep, kr)
+	}
+	clear(rest[len(keep):])
+	if len(rewind) > 0 {
+		cl.SetOffsets(rewind)
+	}
+	return keep
+}
+
+// deliverBatch converts, transforms and puts one batch of records.
+func (s *sinkTask) deliverBatch(ctx context.Context, cl *kgo.Client, krs []*kgo.Record, recs []*connect.Record) error {
+	n := len(krs)
 	s.m.sinkRead.Add(float64(n))
 	errant := s.wantErrant.Load()
 	if errant {
@@ -352,52 +464,92 @@ func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, 
 	// The poll's records live in one slab: one allocation, not one per
 	// record (a task that keeps some keeps the slab, which is fine).
 	slab := make([]connect.Record, n)
-	next := 0
-	var fatal error
-	fs.EachRecord(func(kr *kgo.Record) {
-		if fatal != nil {
-			return
-		}
+	done := s.convertParallel(krs, slab)
+	lastTopic := ""
+	for i, kr := range krs {
 		if errant {
 			s.batch[recordKey{kr.Topic, kr.Partition, kr.Offset}] = kr
 		}
-		r, ok, err := s.convert(ctx, kr, &slab[next])
-		next++
+		var (
+			r   *connect.Record
+			ok  bool
+			err error
+		)
+		if done != nil && done[i] {
+			r, ok, err = s.transform(ctx, kr, &slab[i])
+		} else {
+			r, ok, err = s.convert(ctx, kr, &slab[i])
+		}
 		if err != nil {
-			fatal = err
-			return
+			return err
 		}
 		if ok {
 			recs = append(recs, r)
 		}
-		if !s.tracked[kr.Topic] {
-			s.tracked[kr.Topic] = true
-			if s.w.topics != nil && s.w.cfg.TopicTrackingEnable {
-				s.w.recordActiveTopic(s.t.id, kr.Topic)
+		if kr.Topic != lastTopic {
+			lastTopic = kr.Topic
+			if !s.tracked[kr.Topic] {
+				s.tracked[kr.Topic] = true
+				if s.w.topics != nil && s.w.cfg.TopicTrackingEnable {
+					s.w.recordActiveTopic(s.t.id, kr.Topic)
+				}
 			}
 		}
-	})
-	if fatal != nil {
-		return fatal
 	}
 	if err := s.put(ctx, recs); err != nil {
 		return err
 	}
 	// Put succeeded: these records' offsets may be committed once
-	// PreCommit agrees.
+	// PreCommit agrees. A partition's records are in offset order.
 	s.taskMu.Lock()
-	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if len(p.Records) > 0 {
-			tp := connect.TopicPartition{Topic: p.Topic, Partition: p.Partition}
-			if s.assigned[tp] {
-				s.current[tp] = p.Records[len(p.Records)-1].Offset + 1
+	var last connect.TopicPartition
+	for i, kr := range krs {
+		if i == n-1 || krs[i+1].Partition != kr.Partition || krs[i+1].Topic != kr.Topic {
+			last = connect.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}
+			if s.assigned[last] {
+				s.current[last] = kr.Offset + 1
 			}
 		}
-	})
+	}
 	s.applyResetsLocked(cl)
 	s.taskMu.Unlock()
 	s.batch = nil
 	return nil
+}
+
+// parallelMin is the smallest batch converted in parallel.
+const parallelMin = 64
+
+// convertParallel converts the batch's records without headers into slab
+// on several goroutines when the key and value converters are concurrent
+// (connect.ConcurrentConverter) and more than one CPU is there to use. It
+// returns which records are converted (nil: none); the others, and every
+// failure, go through convert in order, with the error handling.
+func (s *sinkTask) convertParallel(krs []*kgo.Record, slab []connect.Record) []bool {
+	workers := min(s.parallel, len(krs)/(parallelMin/2))
+	if workers < 2 {
+		return nil
+	}
+	done := s.done[:0]
+	if cap(done) < len(krs) {
+		done = make([]bool, len(krs))
+	}
+	done = done[:len(krs)]
+	s.done = done
+	work := func(from, to int) {
+		for i := from; i < to; i++ {
+			kr := krs[i]
+			done[i] = len(kr.Headers) == 0 && s.convertPlain(kr, &slab[i])
+		}
+	}
+	var wg sync.WaitGroup
+	per := (len(krs) + workers - 1) / workers
+	for from := per; from < len(krs); from += per {
+		wg.Go(func() { work(from, min(from+per, len(krs))) })
+	}
+	work(0, min(per, len(krs)))
+	wg.Wait()
+	return done
 }
 
 // put delivers records, retrying while the task says RetriableError
@@ -432,14 +584,7 @@ func (s *sinkTask) put(ctx context.Context, recs []*connect.Record) error {
 // value through the converters, then the transformations.
 func (s *sinkTask) convert(ctx context.Context, kr *kgo.Record, r *connect.Record) (*connect.Record, bool, error) {
 	tp := s.plugins
-	*r = connect.Record{
-		Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
-		Timestamp: kr.Timestamp.UnixMilli(), TimestampType: connect.TimestampType(kr.Attrs.TimestampType()),
-		OriginalTopic: kr.Topic, OriginalPartition: kr.Partition, OriginalOffset: kr.Offset,
-	}
-	if kr.Timestamp.IsZero() {
-		r.Timestamp = -1
-	}
+	initSinkRecord(kr, r)
 	if len(kr.Headers) > 0 {
 		if err := s.convertHeaders(kr, r); err != nil {
 			if ok, fatal := s.convertFailed(ctx, kr, r, StageHeaderConverter, err); !ok {
@@ -458,6 +603,39 @@ func (s *sinkTask) convert(ctx context.Context, kr *kgo.Record, r *connect.Recor
 			return nil, false, fatal
 		}
 	}
+	return s.transform(ctx, kr, r)
+}
+
+// initSinkRecord sets r's fields that come straight from kr.
+func initSinkRecord(kr *kgo.Record, r *connect.Record) {
+	*r = connect.Record{
+		Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset,
+		Timestamp: kr.Timestamp.UnixMilli(), TimestampType: connect.TimestampType(kr.Attrs.TimestampType()),
+		OriginalTopic: kr.Topic, OriginalPartition: kr.Partition, OriginalOffset: kr.Offset,
+	}
+	if kr.Timestamp.IsZero() {
+		r.Timestamp = -1
+	}
+}
+
+// convertPlain converts a record without headers, as convert does when
+// nothing fails, and reports whether nothing failed. It only reads the
+// task's state, so records can go through it in parallel with concurrent
+// converters.
+func (s *sinkTask) convertPlain(kr *kgo.Record, r *connect.Record) bool {
+	tp := s.plugins
+	initSinkRecord(kr, r)
+	var err error
+	if r.KeySchema, r.Key, err = tp.keyConv.ToConnectData(kr.Topic, &r.Headers, kr.Key); err != nil {
+		return false
+	}
+	r.ValueSchema, r.Value, err = tp.valueConv.ToConnectData(kr.Topic, &r.Headers, kr.Value)
+	return err == nil
+}
+
+// transform applies the transformation chain to a converted record.
+func (s *sinkTask) transform(ctx context.Context, kr *kgo.Record, r *connect.Record) (*connect.Record, bool, error) {
+	tp := s.plugins
 	if len(tp.chain) == 0 {
 		return r, true, nil
 	}
@@ -535,6 +713,7 @@ func (s *sinkTask) commitLocked(ctx context.Context, cl *kgo.Client, parts []con
 			if o, ok := s.lastCommitted[tp]; ok {
 				addOffset(rewind, tp, o)
 				s.current[tp] = o
+				s.markMovedLocked(tp)
 			}
 		}
 		if len(rewind) > 0 {
@@ -603,12 +782,22 @@ func (s *sinkTask) applyResetsLocked(cl *kgo.Client) {
 		if s.assigned[tp] {
 			addOffset(seek, tp, o)
 			s.current[tp] = o
+			s.markMovedLocked(tp)
 		}
 	}
 	clear(s.resets)
 	if len(seek) > 0 {
 		cl.SetOffsets(seek)
 	}
+}
+
+// markMovedLocked notes that tp was repositioned: the rest of the current
+// poll's records of tp are not to be put.
+func (s *sinkTask) markMovedLocked(tp connect.TopicPartition) {
+	if s.moved == nil {
+		s.moved = map[connect.TopicPartition]bool{}
+	}
+	s.moved[tp] = true
 }
 
 func (s *sinkTask) close(abandoned bool) {
@@ -650,6 +839,14 @@ func (c *sinkTaskContext) Assignment() []connect.TopicPartition {
 
 func (c *sinkTaskContext) Pause(parts ...connect.TopicPartition) {
 	if cl := c.s.client(); cl != nil {
+		c.s.pauseMu.Lock()
+		if c.s.pausedSincePoll == nil {
+			c.s.pausedSincePoll = map[connect.TopicPartition]bool{}
+		}
+		for _, tp := range parts {
+			c.s.pausedSincePoll[tp] = true
+		}
+		c.s.pauseMu.Unlock()
 		cl.PauseFetchPartitions(tpMap(parts))
 	}
 }

@@ -30,7 +30,10 @@ var configDef = connect.NewConfigDef().
 // Converter is ByteArrayConverter.
 type Converter struct{}
 
-var _ connect.Converter = (*Converter)(nil)
+var _ connect.ConcurrentConverter = (*Converter)(nil)
+
+// ConcurrentSafe: the converter keeps no state beyond its configuration.
+func (c *Converter) ConcurrentSafe() {}
 
 // New returns a converter.
 func New() *Converter { return &Converter{} }

@@ -133,7 +133,10 @@ var configDef = connect.NewConfigDef().
 // Converter is one of Kafka's number converters (or BooleanConverter).
 type Converter struct{ k *Kind }
 
-var _ connect.Converter = (*Converter)(nil)
+var _ connect.ConcurrentConverter = (*Converter)(nil)
+
+// ConcurrentSafe: the converter keeps no state beyond its configuration.
+func (c *Converter) ConcurrentSafe() {}
 
 // New returns the converter of kind k (Long, Integer, Short, Double,
 // Float or Boolean).

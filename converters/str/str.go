@@ -47,7 +47,10 @@ type Converter struct {
 	cs *charset
 }
 
-var _ connect.Converter = (*Converter)(nil)
+var _ connect.ConcurrentConverter = (*Converter)(nil)
+
+// ConcurrentSafe: the converter keeps no state beyond its configuration.
+func (c *Converter) ConcurrentSafe() {}
 
 // New returns a UTF-8 converter.
 func New() *Converter { return &Converter{} }

@@ -250,7 +250,8 @@ var sinkDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: "errant.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Report this value as errant"}).
 	Define(connect.ConfigKey{Name: "retriable.failures", Type: connect.TypeInt, Default: int32(0), Importance: connect.Low, Doc: "Fail this many Puts with RetriableError"}).
 	Define(connect.ConfigKey{Name: "rewind.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Rewind the partition to its start the first time this value is put"}).
-	Define(connect.ConfigKey{Name: "hold.commits", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "PreCommit returns nothing"})
+	Define(connect.ConfigKey{Name: "hold.commits", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "PreCommit returns nothing"}).
+	Define(connect.ConfigKey{Name: "pause.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Pause the partition for 300 ms the first time this value is put"})
 
 func (c *sinkConnector) Config() *connect.ConfigDef { return sinkDef }
 func (c *sinkConnector) Start(_ context.Context, props map[string]string) error {
@@ -277,6 +278,9 @@ type Collected struct {
 	closed  []connect.TopicPartition
 	puts    int
 	failed  int
+	sizes   []int
+	// whilePaused are values put while their partition was paused.
+	whilePaused []string
 }
 
 var collectors sync.Map
@@ -325,6 +329,21 @@ func (c *Collected) Closed() []connect.TopicPartition {
 	return slices.Clone(c.closed)
 }
 
+// PutSizes returns how many records each successful Put had.
+func (c *Collected) PutSizes() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sizes)
+}
+
+// PutWhilePaused returns values put while the task had their partition
+// paused (pause.on).
+func (c *Collected) PutWhilePaused() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.whilePaused)
+}
+
 // RetriableFailures returns how many Puts failed as asked.
 func (c *Collected) RetriableFailures() int {
 	c.mu.Lock()
@@ -341,6 +360,8 @@ type sinkTask struct {
 	hold      bool
 	rewindOn  string
 	rewound   bool
+	pauseOn   string
+	paused    map[connect.TopicPartition]bool // guarded by c.mu
 	errant    connect.ErrantRecordReporter
 }
 
@@ -354,6 +375,7 @@ func (t *sinkTask) Start(_ context.Context, props map[string]string) error {
 	t.c = Collector(c.String("test.id"))
 	t.failOn, t.errantOn, t.retriable, t.hold = c.String("fail.on"), c.String("errant.on"), int(c.Int("retriable.failures")), c.Bool("hold.commits")
 	t.rewindOn = c.String("rewind.on")
+	t.pauseOn = c.String("pause.on")
 	if t.errantOn != "" && t.ctx != nil {
 		t.errant = t.ctx.ErrantRecordReporter()
 	}
@@ -377,6 +399,7 @@ func (t *sinkTask) Put(ctx context.Context, recs []*connect.Record) error {
 		}
 		return &connect.RetriableError{Err: errors.New("collecting sink told to fail for now")}
 	}
+	pausedAtPut := maps.Clone(t.paused)
 	t.c.mu.Unlock()
 	var keep []string
 	for _, r := range recs {
@@ -391,6 +414,24 @@ func (t *sinkTask) Put(ctx context.Context, recs []*connect.Record) error {
 			continue
 		}
 		keep = append(keep, v)
+		tp := connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if pausedAtPut[tp] {
+			t.c.mu.Lock()
+			t.c.whilePaused = append(t.c.whilePaused, v)
+			t.c.mu.Unlock()
+		}
+		if t.pauseOn != "" && v == t.pauseOn && t.paused == nil && t.ctx != nil {
+			t.c.mu.Lock()
+			t.paused = map[connect.TopicPartition]bool{tp: true}
+			t.c.mu.Unlock()
+			t.ctx.Pause(tp)
+			time.AfterFunc(300*time.Millisecond, func() {
+				t.c.mu.Lock()
+				delete(t.paused, tp)
+				t.c.mu.Unlock()
+				t.ctx.Resume(tp)
+			})
+		}
 		if t.rewindOn != "" && v == t.rewindOn && !t.rewound && t.ctx != nil {
 			t.rewound = true
 			t.ctx.ResetOffsets(map[connect.TopicPartition]int64{{Topic: r.Topic, Partition: r.Partition}: 0})
@@ -404,6 +445,7 @@ func (t *sinkTask) Put(ctx context.Context, recs []*connect.Record) error {
 	t.c.mu.Lock()
 	t.c.values = append(t.c.values, keep...)
 	t.c.puts++
+	t.c.sizes = append(t.c.sizes, len(recs))
 	t.c.mu.Unlock()
 	return nil
 }
