@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linkedin/goavro/v2"
@@ -162,6 +163,8 @@ type Converter struct {
 	readers map[readerKey]*reader
 	parsed  map[int32]*avsc.Schema
 	codecs  map[string]*goavro.Codec // plain schema text → codec
+
+	lastReader atomic.Pointer[lastReader] // the last reader looked up
 }
 
 type writer struct {
@@ -189,7 +192,11 @@ type reader struct {
 	anything bool
 }
 
-var _ connect.Converter = (*Converter)(nil)
+var _ connect.ConcurrentConverter = (*Converter)(nil)
+
+// ConcurrentSafe: once configured, the converter's caches are locked or
+// atomic and goavro's codecs are safe for concurrent use.
+func (c *Converter) ConcurrentSafe() {}
 
 // NewConverter returns an unconfigured converter.
 func NewConverter() *Converter { return &Converter{} }
@@ -232,6 +239,7 @@ func (c *Converter) Configure(props map[string]string, isKey bool) error {
 	c.timeout = 30 * time.Second
 	c.writers, c.readers, c.codecs = map[*connect.Schema]*writer{}, map[readerKey]*reader{}, map[string]*goavro.Codec{}
 	c.parsed = map[int32]*avsc.Schema{}
+	c.lastReader.Store(nil)
 	return nil
 }
 
@@ -462,6 +470,25 @@ func (c *Converter) ToConnectData(topic string, headers *connect.Headers, b []by
 }
 
 func (c *Converter) readerFor(topic string, id int32) (*reader, error) {
+	// Consecutive records usually share topic and schema id, which decide
+	// the reader (the subject comes from the topic and the schema).
+	if lr := c.lastReader.Load(); lr != nil && lr.id == id && lr.topic == topic {
+		return lr.r, nil
+	}
+	r, err := c.lookupReader(topic, id)
+	if err == nil {
+		c.lastReader.Store(&lastReader{topic: topic, id: id, r: r})
+	}
+	return r, err
+}
+
+type lastReader struct {
+	topic string
+	id    int32
+	r     *reader
+}
+
+func (c *Converter) lookupReader(topic string, id int32) (*reader, error) {
 	c.mu.Lock()
 	as := c.parsed[id]
 	c.mu.Unlock()
