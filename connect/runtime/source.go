@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,12 @@ type sourceTask struct {
 	// they have none); arena is the buffer they append a poll into.
 	keyAppend, valueAppend appendConverter
 	arena                  []byte
+	// parallel is how many goroutines convert a poll (0 or 1: the
+	// loop's own); pre holds what they converted, arenaUse how much of
+	// its buffer each used last time.
+	parallel int
+	pre      []preconverted
+	arenaUse []int
 	// sendErr is the first producer failure not tolerated: the task fails
 	// at its next loop.
 	sendErr atomic.Pointer[error]
@@ -144,6 +151,12 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 	s.promise = s.onSent
 	s.keyAppend, _ = tp.keyConv.(appendConverter)
 	s.valueAppend, _ = tp.valueConv.(appendConverter)
+	_, kc := tp.keyConv.(connect.ConcurrentConverter)
+	_, vc := tp.valueConv.(connect.ConcurrentConverter)
+	if kc && vc && len(tp.chain) == 0 {
+		s.parallel = min(goruntime.GOMAXPROCS(0), 4)
+		s.arenaUse = make([]int, s.parallel)
+	}
 	return s, nil
 }
 
@@ -288,8 +301,18 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 	// A fresh buffer per poll: the previous one is still referenced by
 	// records in flight. Sized from the last poll's use.
 	s.arena = make([]byte, 0, max(cap(s.arena)-cap(s.arena)/4, len(s.arena)+len(s.arena)/4, 4096))
-	for _, pre := range batch {
+	pc := s.convertParallel(batch)
+	for i, pre := range batch {
 		if pre == nil {
+			continue
+		}
+		if pc != nil && pc[i].ok {
+			or := s.outRecord(pre, pre)
+			or.Key, or.Value = pc[i].key, pc[i].value
+			pc[i] = preconverted{}
+			if err := s.produce(ctx, pre, or); err != nil {
+				return err
+			}
 			continue
 		}
 		r := pre
@@ -326,17 +349,98 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 			s.skip(pre)
 			continue
 		}
-		if err := s.ensureTopic(ctx, or.Topic); err != nil {
+		if err := s.produce(ctx, pre, or); err != nil {
 			return err
 		}
-		s.submitted.submitLocked(&or.sub, pre.SourcePartition, pre.SourceOffset)
-		pctx := context.Background()
-		if s.maxBlock > 0 {
-			pctx = s.produceCtx(or.Topic)
-		}
-		s.cl.Produce(pctx, &or.Record, s.promise)
 	}
 	return nil
+}
+
+// produce submits a converted record and hands it to the producer.
+func (s *sourceTask) produce(ctx context.Context, pre *connect.Record, or *outRecord) error {
+	if err := s.ensureTopic(ctx, or.Topic); err != nil {
+		return err
+	}
+	s.submitted.submitLocked(&or.sub, pre.SourcePartition, pre.SourceOffset)
+	pctx := context.Background()
+	if s.maxBlock > 0 {
+		pctx = s.produceCtx(or.Topic)
+	}
+	s.cl.Produce(pctx, &or.Record, s.promise)
+	return nil
+}
+
+// preconverted is a record's key and value converted ahead by
+// convertParallel.
+type preconverted struct {
+	key, value []byte
+	ok         bool
+}
+
+// convertParallel converts the keys and values of a poll's records
+// without headers on several goroutines, each into its own buffer, when
+// the task has no transformations, its key and value converters are
+// concurrent (connect.ConcurrentConverter) and more than one CPU is
+// there to use. It returns what it converted (nil: nothing); the rest,
+// and every failure, go through convert in order, with the error
+// handling. Records are still produced in the task's order.
+func (s *sourceTask) convertParallel(batch []*connect.Record) []preconverted {
+	workers := min(s.parallel, len(batch)/(parallelMin/2))
+	if workers < 2 {
+		return nil
+	}
+	pc := s.pre[:0]
+	if cap(pc) < len(batch) {
+		pc = make([]preconverted, len(batch))
+	}
+	pc = pc[:len(batch)]
+	s.pre = pc
+	tp := s.plugins
+	work := func(w, from, to int) {
+		// A fresh buffer per poll, as the loop's own.
+		arena := make([]byte, 0, max(s.arenaUse[w]+s.arenaUse[w]/4, 4096))
+		for i := from; i < to; i++ {
+			r := batch[i]
+			if r == nil || len(r.Headers) > 0 {
+				continue
+			}
+			k, a, err := appendConnect(tp.keyConv, s.keyAppend, arena, r, r.KeySchema, r.Key)
+			if err != nil {
+				continue
+			}
+			v, a, err := appendConnect(tp.valueConv, s.valueAppend, a, r, r.ValueSchema, r.Value)
+			if err != nil {
+				continue
+			}
+			arena = a
+			pc[i] = preconverted{key: k, value: v, ok: true}
+		}
+		s.arenaUse[w] = len(arena)
+	}
+	var wg sync.WaitGroup
+	per := (len(batch) + workers - 1) / workers
+	for w, from := 1, per; from < len(batch); w, from = w+1, from+per {
+		wg.Go(func() { work(w, from, min(from+per, len(batch))) })
+	}
+	work(0, 0, min(per, len(batch)))
+	wg.Wait()
+	return pc
+}
+
+// appendConnect converts one key or value, appending to arena when the
+// converter can; it returns the bytes and the grown arena.
+func appendConnect(c connect.Converter, ac appendConverter, arena []byte, r *connect.Record, sc *connect.Schema, v any) (out, grown []byte, err error) {
+	if ac == nil || (sc == nil && v == nil) {
+		out, err = c.FromConnectData(r.Topic, &r.Headers, sc, v)
+		return out, arena, err
+	}
+	start := len(arena)
+	grown, err = ac.AppendConnectData(arena, sc, v)
+	if err != nil {
+		return nil, arena, err
+	}
+	// Full slice expression: nothing appended later may write into it.
+	return grown[start:len(grown):len(grown)], grown, nil
 }
 
 // outRecord is a record on its way to Kafka with what the producer
@@ -421,12 +525,8 @@ type appendConverter interface {
 // convertFailed.
 func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*outRecord, bool, error) {
 	tp := s.plugins
-	or := &outRecord{pre: pre}
+	or := s.outRecord(pre, r)
 	kr := &or.Record
-	kr.Topic, kr.Partition = r.Topic, r.Partition
-	if r.Timestamp >= 0 {
-		kr.Timestamp = time.UnixMilli(r.Timestamp)
-	}
 	var err error
 	if kr.Key, err = s.fromConnect(tp.keyConv, s.keyAppend, r, r.KeySchema, r.Key); err != nil {
 		if ok, fatal := s.convertFailed(ctx, pre, r, kr, StageKeyConverter, err); !ok {
@@ -446,6 +546,16 @@ func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*outR
 		}
 	}
 	return or, true, nil
+}
+
+// outRecord starts the Kafka record of r (pre as the task made it).
+func (s *sourceTask) outRecord(pre, r *connect.Record) *outRecord {
+	or := &outRecord{pre: pre}
+	or.Topic, or.Partition = r.Topic, r.Partition
+	if r.Timestamp >= 0 {
+		or.Timestamp = time.UnixMilli(r.Timestamp)
+	}
+	return or
 }
 
 // fromConnect converts one key or value, into the batch buffer when the

@@ -82,6 +82,7 @@ var sourceDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: "topic", Type: connect.TypeString, Default: connect.NoDefault, Importance: connect.High, Doc: "Topic to write to"}).
 	Define(connect.ConfigKey{Name: "count", Type: connect.TypeLong, Default: int64(-1), Importance: connect.Medium, Doc: "Records per task (-1: forever)"}).
 	Define(connect.ConfigKey{Name: "batch.size", Type: connect.TypeInt, Default: int32(10), Importance: connect.Low, Doc: "Records per poll"}).
+	Define(connect.ConfigKey{Name: "header.every", Type: connect.TypeInt, Default: int32(1), Importance: connect.Low, Doc: "Give records whose sequence number is a multiple of this a seq header"}).
 	Define(connect.ConfigKey{Name: "fail.at", Type: connect.TypeLong, Default: int64(-1), Importance: connect.Low, Doc: "Fail the task when reaching this sequence number"}).
 	Define(connect.ConfigKey{Name: "fail.once", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "Fail at fail.at only the first time (per test.id)"}).
 	Define(connect.ConfigKey{Name: "poll.delay.ms", Type: connect.TypeLong, Default: int64(0), Importance: connect.Low, Doc: "Pause between polls"}).
@@ -153,6 +154,7 @@ type sourceTask struct {
 	stats     *SourceStats
 	prefix    string
 	failOnce  bool
+	hdrEvery  int64
 }
 
 func (t *sourceTask) Initialize(ctx connect.SourceTaskContext) { t.ctx = ctx }
@@ -164,6 +166,7 @@ func (t *sourceTask) Start(_ context.Context, props map[string]string) error {
 	}
 	t.topic, t.end, t.batch, t.failAt = c.String("topic"), c.Long("count"), int(c.Int("batch.size")), c.Long("fail.at")
 	t.failOnce = c.Bool("fail.once")
+	t.hdrEvery = max(int64(c.Int("header.every")), 1)
 	t.delay = time.Duration(c.Long("poll.delay.ms")) * time.Millisecond
 	t.part = map[string]any{"task": props["task.number"]}
 	if n := props["task.number"]; n != "" && n != "0" {
@@ -221,7 +224,9 @@ func (t *sourceTask) Poll(ctx context.Context) ([]*connect.Record, error) {
 		seq := t.next + int64(i)
 		s := strconv.FormatInt(seq, 10)
 		r := connect.NewSourceRecord(t.part, map[string]any{"seq": seq}, t.topic, connect.StringSchema, t.prefix+"k-"+s, connect.StringSchema, t.prefix+"v-"+s)
-		r.Headers.Add("seq", connect.StringSchema, s)
+		if seq%t.hdrEvery == 0 {
+			r.Headers.Add("seq", connect.StringSchema, s)
+		}
 		out[i] = r
 	}
 	t.next += n

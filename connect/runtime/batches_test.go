@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/connect/runtime/runtimetest"
 	jsonconv "github.com/fjordhq/fjord/converters/json"
 	"github.com/fjordhq/fjord/internal/testkit"
@@ -146,5 +147,37 @@ func TestSinkParallelConversion(t *testing.T) {
 	}
 	if got := c.Header("h"); !slices.Equal(got, hdrs) {
 		t.Errorf("headers %v, want %v", got, hdrs)
+	}
+}
+
+// TestSourceParallelConversion: with concurrent converters and no
+// transformations a poll is converted on several goroutines; records
+// with headers go through the serial path, and the topic gets every
+// record in the task's order with the converter's bytes.
+func TestSourceParallelConversion(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	ctx := testkit.Context(t, 30*time.Second)
+	if _, err := testkit.Admin(t, b.Addr).CreateTopic(ctx, 1, 1, nil, "parsrc"); err != nil {
+		t.Fatal(err)
+	}
+	w := newTestWorker(t, workerProps(b.Addr), nil)
+	id := runtimetest.TestID(t)
+	const n = 450
+	run(t, w, newEvents(), runtimetest.SourceConfig("parsrc", id, "parsrc", n, "batch.size", "150", "header.every", "7",
+		"key.converter", jsonconv.Class, "value.converter", jsonconv.Class))
+	conv := jsonconv.New()
+	if err := conv.Configure(map[string]string{}, false); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, b.Addr, "parsrc", n)
+	for i, r := range got[:n] {
+		wantKey, _ := conv.FromConnectData("parsrc", nil, connect.StringSchema, fmt.Sprint("k-", i))
+		wantValue, _ := conv.FromConnectData("parsrc", nil, connect.StringSchema, fmt.Sprint("v-", i))
+		if string(r.Key) != string(wantKey) || string(r.Value) != string(wantValue) {
+			t.Fatalf("record %d: key %s value %s, want %s %s", i, r.Key, r.Value, wantKey, wantValue)
+		}
+		if hasHeader := len(r.Headers) > 0; hasHeader != (i%7 == 0) {
+			t.Errorf("record %d headers %v", i, r.Headers)
+		}
 	}
 }
