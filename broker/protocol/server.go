@@ -277,6 +277,23 @@ func (c *Conn) run() {
 	c.close()
 }
 
+// reusableFrames are the frequent requests whose decoded form keeps no
+// reference to the frame: followers' and consumers' fetches, heartbeats,
+// metadata. Pooling their frames spares a zeroed 16 KiB allocation per
+// request, which showed in the profiles of replicated acks=all produce
+// (about two follower fetches per produce).
+var reusableFrames = map[int16]bool{
+	int16(kmsg.Fetch):                true,
+	int16(kmsg.ListOffsets):          true,
+	int16(kmsg.Metadata):             true,
+	int16(kmsg.OffsetFetch):          true,
+	int16(kmsg.FindCoordinator):      true,
+	int16(kmsg.Heartbeat):            true,
+	int16(kmsg.ApiVersions):          true,
+	int16(kmsg.OffsetForLeaderEpoch): true,
+	int16(kmsg.BrokerHeartbeat):      true,
+}
+
 // read frames and decodes requests until the connection fails.
 func (c *Conn) read(out chan<- pending) {
 	defer close(out)
@@ -320,10 +337,12 @@ func (c *Conn) read(out chan<- pending) {
 		req.Size = int(size)
 		p := pending{req: req}
 		// Produce bodies are consumed (written to the log) before the
-		// handler returns, so their frame buffer can be reused. Other
-		// requests may hand slices of their body to long-lived state
-		// (group member metadata), so their buffer is left to the GC.
-		if req.Key == int16(kmsg.Produce) {
+		// handler returns, and the requests in reusableFrames decode into
+		// copies (kmsg's ReadFrom copies strings and they have no byte
+		// fields), so their frame buffers can be reused. Other requests
+		// may hand slices of their body to long-lived state (group member
+		// metadata), so their buffer is left to the GC.
+		if req.Key == int16(kmsg.Produce) || reusableFrames[req.Key] {
 			p.buf = bufp
 		}
 		select {
