@@ -181,3 +181,20 @@ func TestSourceParallelConversion(t *testing.T) {
 		}
 	}
 }
+
+// TestSinkSlowPutGivesBackPoll: a task slower than maxPollHold per poll
+// gets the rest of the poll later, every record once and in order.
+func TestSinkSlowPutGivesBackPoll(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	want := seq("r", 16)
+	produceValues(t, b.Addr, "slowput", want...)
+	w := newTestWorker(t, workerProps(b.Addr, "consumer.max.poll.records", "2"), nil)
+	id := runtimetest.TestID(t)
+	run(t, w, newEvents(), runtimetest.SinkConfig("slowput", id, "slowput", "put.delay.ms", "150"))
+	c := runtimetest.Collector(id)
+	got := awaitValues(t, c, len(want))
+	time.Sleep(300 * time.Millisecond)
+	if got = c.Values(); !slices.Equal(got, want) {
+		t.Errorf("values %v", got)
+	}
+}

@@ -351,7 +351,7 @@ func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 			cl.AllowRebalance()
 			return &ConnectError{Msg: "consumer closed", Err: fatal}
 		}
-		err := s.deliver(ctx, cl, fs, recs[:0])
+		err := s.deliver(ctx, cl, fs, recs[:0], &nextCommit)
 		cl.AllowRebalance()
 		if err != nil {
 			return err
@@ -373,11 +373,14 @@ func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 // (ResetOffsets, a PreCommit rewind), or the task stops. Records of such
 // partitions not yet put are given back to the consumer: it is positioned
 // at the first of them, so they are fetched again when that makes sense.
-func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, recs []*connect.Record) error {
+// A slow task gives back the rest of a poll after maxPollHold, so that
+// rebalances (blocked while a poll is delivered) wait no longer than that.
+func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, recs []*connect.Record, nextCommit *time.Time) error {
 	n := fs.NumRecords()
 	if n == 0 {
 		return nil
 	}
+	polled := time.Now()
 	s.taskMu.Lock()
 	s.moved = nil
 	s.taskMu.Unlock()
@@ -399,22 +402,28 @@ func (s *sinkTask) deliver(ctx context.Context, cl *kgo.Client, fs kgo.Fetches, 
 		if len(all) == 0 {
 			break
 		}
-		if s.commitNow.Swap(false) {
+		now := time.Now()
+		if s.commitNow.Swap(false) || !now.Before(*nextCommit) {
 			s.taskMu.Lock()
 			s.commitLocked(ctx, cl, nil)
 			s.taskMu.Unlock()
+			*nextCommit = time.Now().Add(s.interval)
 		}
-		all = s.dropUndeliverable(ctx, cl, all)
+		all = s.dropUndeliverable(ctx, cl, all, now.Sub(polled) > maxPollHold)
 	}
 	return nil
 }
 
+// maxPollHold is how long the sink loop delivers one poll's records
+// before giving the rest back to the consumer.
+const maxPollHold = time.Second
+
 // dropUndeliverable removes from rest, the poll's records not put yet,
-// those that must not be put now: all of them when the task stops or its
-// connector is paused, and those of partitions the task paused or that were
+// those that must not be put now: all of them when the task stops, its
+// connector is paused or giveBack is set, and those of partitions the task paused or that were
 // repositioned since the poll. The consumer is rewound to the first dropped
 // record of each partition that was not repositioned.
-func (s *sinkTask) dropUndeliverable(ctx context.Context, cl *kgo.Client, rest []*kgo.Record) []*kgo.Record {
+func (s *sinkTask) dropUndeliverable(ctx context.Context, cl *kgo.Client, rest []*kgo.Record, giveBack bool) []*kgo.Record {
 	s.taskMu.Lock()
 	moved := s.moved
 	s.moved = nil
@@ -423,7 +432,7 @@ func (s *sinkTask) dropUndeliverable(ctx context.Context, cl *kgo.Client, rest [
 	paused := s.pausedSincePoll
 	s.pausedSincePoll = nil
 	s.pauseMu.Unlock()
-	all := ctx.Err() != nil || s.t.paused()
+	all := giveBack || ctx.Err() != nil || s.t.paused()
 	if !all && len(moved) == 0 && len(paused) == 0 {
 		return rest
 	}

@@ -256,6 +256,7 @@ var sinkDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: "retriable.failures", Type: connect.TypeInt, Default: int32(0), Importance: connect.Low, Doc: "Fail this many Puts with RetriableError"}).
 	Define(connect.ConfigKey{Name: "rewind.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Rewind the partition to its start the first time this value is put"}).
 	Define(connect.ConfigKey{Name: "hold.commits", Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Doc: "PreCommit returns nothing"}).
+	Define(connect.ConfigKey{Name: "put.delay.ms", Type: connect.TypeLong, Default: int64(0), Importance: connect.Low, Doc: "Sleep this long in every Put"}).
 	Define(connect.ConfigKey{Name: "pause.on", Type: connect.TypeString, Default: "", Importance: connect.Low, Doc: "Pause the partition for 300 ms the first time this value is put"})
 
 func (c *sinkConnector) Config() *connect.ConfigDef { return sinkDef }
@@ -366,6 +367,7 @@ type sinkTask struct {
 	rewindOn  string
 	rewound   bool
 	pauseOn   string
+	putDelay  time.Duration
 	paused    map[connect.TopicPartition]bool // guarded by c.mu
 	errant    connect.ErrantRecordReporter
 }
@@ -381,6 +383,7 @@ func (t *sinkTask) Start(_ context.Context, props map[string]string) error {
 	t.failOn, t.errantOn, t.retriable, t.hold = c.String("fail.on"), c.String("errant.on"), int(c.Int("retriable.failures")), c.Bool("hold.commits")
 	t.rewindOn = c.String("rewind.on")
 	t.pauseOn = c.String("pause.on")
+	t.putDelay = time.Duration(c.Long("put.delay.ms")) * time.Millisecond
 	if t.errantOn != "" && t.ctx != nil {
 		t.errant = t.ctx.ErrantRecordReporter()
 	}
@@ -395,6 +398,9 @@ func (t *sinkTask) Open(parts []connect.TopicPartition) error {
 }
 
 func (t *sinkTask) Put(ctx context.Context, recs []*connect.Record) error {
+	if t.putDelay > 0 {
+		time.Sleep(t.putDelay)
+	}
 	t.c.mu.Lock()
 	if t.c.failed < t.retriable {
 		t.c.failed++
