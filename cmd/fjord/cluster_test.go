@@ -246,9 +246,14 @@ func runClusterCommands(t *testing.T, kafka bool) {
 		}
 		return nil
 	})
-	if c.LeaderOf(t, "orders", 0) != 4 {
-		t.Errorf("orders-0 led by %d after a preferred election, want 4", c.LeaderOf(t, "orders", 0))
-	}
+	// Brokers apply the election a few milliseconds apart: the one
+	// LeaderOf asks may not have it yet.
+	testkit.CheckFor(t, 5*time.Second, 50*time.Millisecond, func() error {
+		if l := c.LeaderOf(t, "orders", 0); l != 4 {
+			return fmt.Errorf("orders-0 led by %d after a preferred election, want 4", l)
+		}
+		return nil
+	})
 	out = mustCluster(t, addr, "cluster", "elect-leaders", "--topic", "orders", "--partition", "0")
 	if !strings.Contains(out, "Valid replica already elected for partitions orders-0") {
 		t.Errorf("elect-leaders on a partition led by its preferred replica:\n%s", out)
