@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -409,48 +407,10 @@ const (
 // ReplaceClusterBlock returns doc with the cluster block replaced by
 // generated, appending it when doc has none yet.
 func ReplaceClusterBlock(doc, generated string) (string, error) {
-	block := clusterBeginMarker + "\n" + strings.TrimRight(generated, "\n") + "\n" + clusterEndMarker
-	i := strings.Index(doc, clusterBeginPrefix)
-	j := strings.Index(doc, clusterEndMarker)
-	switch {
-	case i < 0 && j < 0:
-		if doc != "" && !strings.HasSuffix(doc, "\n") {
-			doc += "\n"
-		}
-		if doc != "" {
-			doc += "\n"
-		}
-		return doc + block + "\n", nil
-	case i < 0 || j < i:
-		return "", errors.New("BENCHMARKS.md has a mismatched bench-cluster:begin/end marker pair; fix it by hand")
-	}
-	rest := doc[j+len(clusterEndMarker):]
-	if strings.Contains(rest, clusterBeginPrefix) || strings.Contains(rest, clusterEndMarker) {
-		return "", errors.New("BENCHMARKS.md has more than one bench-cluster block; keep one")
-	}
-	return doc[:i] + block + rest, nil
+	return clusterBlock.replace(doc, generated)
 }
 
 // WriteClusterBlock refreshes the cluster block of the file at path.
 func WriteClusterBlock(path, generated string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	doc := string(old)
-	if doc == "" {
-		doc = "# Benchmarks\n\nRun `make bench` (scripts/bench.sh) to measure; see internal/bench for how.\n"
-	}
-	out, err := ReplaceClusterBlock(doc, generated)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
+	return writeGenerated(path, generated, ReplaceClusterBlock)
 }

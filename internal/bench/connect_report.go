@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -272,48 +270,10 @@ const (
 // ReplaceConnectBlock returns doc with the Connect block replaced by
 // generated, appending the block when doc has none yet.
 func ReplaceConnectBlock(doc, generated string) (string, error) {
-	block := connectBeginMarker + "\n" + strings.TrimRight(generated, "\n") + "\n" + connectEndMarker
-	i := strings.Index(doc, connectBeginPrefix)
-	j := strings.Index(doc, connectEndMarker)
-	switch {
-	case i < 0 && j < 0:
-		if doc != "" && !strings.HasSuffix(doc, "\n") {
-			doc += "\n"
-		}
-		if doc != "" {
-			doc += "\n"
-		}
-		return doc + block + "\n", nil
-	case i < 0 || j < i:
-		return "", errors.New("BENCHMARKS.md has a mismatched bench-connect:begin/bench-connect:end marker pair; fix it by hand")
-	}
-	rest := doc[j+len(connectEndMarker):]
-	if strings.Contains(rest, connectBeginPrefix) || strings.Contains(rest, connectEndMarker) {
-		return "", errors.New("BENCHMARKS.md has more than one bench-connect block; keep one")
-	}
-	return doc[:i] + block + rest, nil
+	return connectBlock.replace(doc, generated)
 }
 
 // WriteConnectBlock refreshes the Connect block of the file at path.
 func WriteConnectBlock(path, generated string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	doc := string(old)
-	if doc == "" {
-		doc = "# Benchmarks\n\nRun `make bench` (scripts/bench.sh) to measure; see internal/bench for how.\n"
-	}
-	out, err := ReplaceConnectBlock(doc, generated)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
+	return writeGenerated(path, generated, ReplaceConnectBlock)
 }

@@ -503,24 +503,5 @@ func ReplaceGenerated(doc, generated string) (string, error) {
 
 // WriteBenchmarksFile refreshes the generated block of the file at path.
 func WriteBenchmarksFile(path, generated string) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	doc := string(old)
-	if doc == "" {
-		doc = "# Benchmarks\n\nRun `make bench` (scripts/bench.sh) to measure; see internal/bench for how.\n"
-	}
-	out, err := ReplaceGenerated(doc, generated)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
+	return writeGenerated(path, generated, ReplaceGenerated)
 }
