@@ -8,8 +8,9 @@
 GO      ?= go
 BIN     := bin/fjord
 PKGS    := ./...
-# Debian packages the tests drive Fjord with: real clients nobody here wrote.
-TEST_DEBS := kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
+# Debian packages the tests drive Fjord with: real clients nobody here wrote, and
+# the real PostgreSQL 15 server the Postgres connectors are tested against.
+TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build run test test-short bench deps vet fmt fuzz clean
