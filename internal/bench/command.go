@@ -37,6 +37,7 @@ func NewCommand(self []string, childEnv []string) *cobra.Command {
 	root.AddCommand(runCommand(self, childEnv))
 	root.AddCommand(connectCommand(self, childEnv))
 	root.AddCommand(clusterCommand(self, childEnv))
+	root.AddCommand(postgresCommand())
 	return root
 }
 
