@@ -72,7 +72,8 @@ func (s *settings) newPlan(t *table, sh *shape, kind planKind, flag bool) (*plan
 		}
 		return strings.Join(conds, " AND ")
 	}
-	if kind == planWrite && s.insertMode == InsertModeInsert {
+	direct := kind == planWrite && s.insertMode == InsertModeInsert
+	if direct && t.kind != 'v' { // COPY cannot write into a view: INSERT from staging
 		p.copyCols = target + " (" + list + ")"
 		return p, nil
 	}
@@ -87,6 +88,8 @@ func (s *settings) newPlan(t *table, sh *shape, kind planKind, flag bool) (*plan
 	}
 	p.copyCols += ")"
 	switch {
+	case direct:
+		p.post = "INSERT INTO " + target + " (" + list + ") SELECT " + list + " FROM " + stagingName
 	case kind == planDelete:
 		p.post = "DELETE FROM " + target + " AS d USING " + stagingName + " AS s WHERE " + keyMatch()
 	case s.insertMode == InsertModeUpsert:
