@@ -188,6 +188,9 @@ func RunPostgresBench(ctx context.Context, cfg PostgresBenchConfig) (*PostgresRe
 		}
 		cfg.Log.Info("postgres benchmark", "run", run, "of", cfg.Runs, "rows", cfg.Rows)
 		x := &pgRun{cfg: &cfg, run: run, rep: rep, pg: pg, db: fmt.Sprintf("bench_r%d", run)}
+		if dbz != nil {
+			x.background = dbz.samplers()
+		}
 		if err := x.execute(ctx, dbz); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -218,6 +221,42 @@ type pgRun struct {
 	pg   *testkit.Postgres
 	db   string
 	sess *pgSession // the benchmark's own connection to db
+	// background are processes that run beside every phase and must be
+	// idle when one starts: the Debezium stack's JVMs.
+	background []*cpuSampler
+}
+
+// settle waits until the benchmark's processes besides Postgres (the
+// background ones and those given: the phase's own worker) are idle —
+// together under a tenth of a core over a quarter second — at most 15 s,
+// so that a phase does not measure what the previous one left running
+// (a stopping task, JIT compilation, garbage collection).
+func (x *pgRun) settle(ctx context.Context, own ...*cpuSampler) {
+	var procs []*cpuSampler
+	for _, p := range append(append([]*cpuSampler{}, x.background...), own...) {
+		if p != nil && !slices.Contains(procs, p) {
+			procs = append(procs, p)
+		}
+	}
+	if len(procs) == 0 {
+		return
+	}
+	const window = 250 * time.Millisecond
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		from := time.Now()
+		if !sleepCtx(ctx, window) {
+			return
+		}
+		var used time.Duration
+		for _, p := range procs {
+			used += p.between(from, time.Now())
+		}
+		if used < window/10 {
+			return
+		}
+	}
+	x.cfg.Log.Warn("benchmark processes still busy before the next phase; measuring anyway")
 }
 
 func (x *pgRun) dsn() string { return x.pg.DSN(x.db) }
@@ -315,6 +354,7 @@ func (x *pgRun) copyOutPhase(ctx context.Context) (PgSample, error) {
 	if err := x.sess.exec(ctx, "CHECKPOINT"); err != nil {
 		return PgSample{}, err
 	}
+	x.settle(ctx)
 	d, err := x.sess.copyOut(ctx, snapshotTable)
 	if err != nil {
 		return PgSample{}, err
@@ -328,6 +368,7 @@ func (x *pgRun) copyInPhase(ctx context.Context) (PgSample, error) {
 	if err := x.sess.exec(ctx, "TRUNCATE "+ident(sinkTable), "CHECKPOINT"); err != nil {
 		return PgSample{}, err
 	}
+	x.settle(ctx)
 	d, err := x.sess.copyIn(ctx, sinkTable, x.cfg.Rows)
 	if err != nil {
 		return PgSample{}, err

@@ -105,7 +105,7 @@ func (x *pgRun) cdcPhase(ctx context.Context, t *cdcTarget, phase string) (PgSam
 	if phase == PgPhaseSnapshot {
 		want = int64(cfg.Rows)
 		s = PgSample{Phase: phase, Column: t.column, Tool: "snapshot.mode=initial", Rows: want}
-		t.rest.settle(ctx)
+		x.settle(ctx, t.rest.cpu)
 		start = time.Now()
 		if err := t.rest.create(ctx, name, config); err != nil {
 			return PgSample{}, err
@@ -127,7 +127,7 @@ func (x *pgRun) cdcPhase(ctx context.Context, t *cdcTarget, phase string) (PgSam
 			return PgSample{}, err
 		}
 		defer loader.close()
-		t.rest.settle(ctx)
+		x.settle(ctx, t.rest.cpu)
 		cfg.Log.Info("connector streaming; loading", "target", t.column, "phase", phase, "changes", want)
 		// A failed phase stops its load rather than waiting for it.
 		loadCtx, cancelLoad := context.WithCancel(ctx)

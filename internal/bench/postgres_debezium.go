@@ -25,11 +25,12 @@ import (
 // plugin start-up take tens of seconds) and idles while the other
 // targets run; every phase uses fresh topics, slots and connectors.
 type debeziumStack struct {
-	kafka   *running
-	connect *running
-	cl      *kgo.Client
-	target  *cdcTarget
-	java    string // `java -version`'s first line
+	kafka    *running
+	connect  *running
+	kafkaCPU *cpuSampler
+	cl       *kgo.Client
+	target   *cdcTarget
+	java     string // `java -version`'s first line
 }
 
 // connectJVMOpts are what bin/connect-distributed.sh gives the worker:
@@ -79,6 +80,7 @@ func startDebeziumStack(ctx context.Context, cfg *PostgresBenchConfig, dir strin
 		return nil, err
 	}
 	cfg.Log.Info("Apache Kafka 4.4 serving", "addr", cfg.KafkaAddr, "startup", s.kafka.startup.Round(time.Millisecond))
+	s.kafkaCPU = startCPUSampler(s.kafka.pid(), 10*time.Millisecond)
 
 	// plugin.path holds one plugin: a link to Debezium's jars, loaded in
 	// its own class loader as in a production install.
@@ -237,9 +239,17 @@ func writeProperties(path string, props map[string]string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// samplers are the CPU samplers of the stack's JVMs.
+func (s *debeziumStack) samplers() []*cpuSampler {
+	return []*cpuSampler{s.kafkaCPU, s.target.rest.cpu}
+}
+
 func (s *debeziumStack) stop(grace time.Duration) {
 	if s.target != nil && s.target.rest.cpu != nil {
 		s.target.rest.cpu.stop()
+	}
+	if s.kafkaCPU != nil {
+		s.kafkaCPU.stop()
 	}
 	if s.cl != nil {
 		s.cl.Close()

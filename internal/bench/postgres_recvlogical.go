@@ -165,6 +165,14 @@ func (r *recvlogical) stop(grace time.Duration) error {
 	return nil
 }
 
+// cpu samples the process's CPU time, so that the benchmark can wait
+// until it is idle; the sampler stops with the process.
+func (r *recvlogical) cpu() *cpuSampler {
+	s := startCPUSampler(r.cmd.Process.Pid, 10*time.Millisecond)
+	go func() { <-r.exited; s.stop() }()
+	return s
+}
+
 // times returns when the first and the last row arrived.
 func (r *recvlogical) times() (first, all time.Time) {
 	r.mu.Lock()
@@ -211,6 +219,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 	s := PgSample{Phase: phase, Column: ColPgTool, Tool: "pg_recvlogical (live)", Rows: want}
 	if drain {
 		s.Column, s.Tool = ColDrain, "pg_recvlogical --endpos (drain)"
+		x.settle(ctx)
 		d, err := load.run(ctx, loader)
 		if err != nil {
 			return PgSample{}, err
@@ -220,6 +229,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 		if err != nil {
 			return PgSample{}, err
 		}
+		x.settle(ctx)
 		rl, err := startRecvlogical(x.pg, x.db, slot, pub, lsn, kind, want)
 		if err != nil {
 			return PgSample{}, err
@@ -249,6 +259,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 	}); err != nil {
 		return PgSample{}, err
 	}
+	x.settle(ctx, rl.cpu())
 	start := time.Now()
 	d, err := load.run(ctx, loader)
 	if err != nil {

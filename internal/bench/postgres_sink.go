@@ -66,7 +66,7 @@ func (x *pgRun) sinkPhase(ctx context.Context, t *cdcTarget) (PgSample, error) {
 		"value.converter":                jsonConverterClass,
 		"value.converter.schemas.enable": "true",
 	}
-	t.rest.settle(ctx)
+	x.settle(ctx, t.rest.cpu)
 	posted := time.Now()
 	if err := t.rest.create(ctx, name, config); err != nil {
 		return PgSample{}, err
