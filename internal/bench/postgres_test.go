@@ -204,7 +204,7 @@ func TestPgoutputCounter(t *testing.T) {
 		"INSERT INTO a VALUES (1, E'line\\nbreak\\n', NULL), (2, 'x', '"+big+"'), (3, NULL, 'small')",
 		"INSERT INTO b VALUES (1, E'\\n'), (2, 'two')",
 		"UPDATE a SET t = 'changed' WHERE id IN (1, 2)", // id 2: big unchanged and TOASTed → 'u'
-		"UPDATE b SET v = 'full' WHERE id = 1",         // old image 'O'
+		"UPDATE b SET v = 'full' WHERE id = 1",          // old image 'O'
 		"DELETE FROM a WHERE id = 3",
 		"DELETE FROM b WHERE id = 2",
 		"TRUNCATE b",
