@@ -56,14 +56,14 @@ if [ ! -f "$DBZ/libs/debezium-connector-postgres-3.6.1.Final.jar" ]; then
 </project>
 POM
 	say "fetching Debezium 3.6.1 jars from Maven Central into $DBZ/libs ..."
-	(cd "$DBZ" && mvn -q dependency:copy-dependencies -DoutputDirectory=libs >&2)
+	(cd "$DBZ" && mvn -B -q dependency:copy-dependencies -DoutputDirectory=libs >&2)
 fi
 
 # scripts/kafka.sh's classpath resolves slf4j-api 1.7, which does not
 # bind log4j-slf4j2-impl: Connect and Debezium would log nothing. An
 # slf4j-api 2 ahead of it gives the Connect log Debezium's warnings.
 if [ ! -f "$DBZ/worker-libs/slf4j-api-2.0.16.jar" ]; then
-	mvn -q dependency:copy -Dartifact=org.slf4j:slf4j-api:2.0.16 -DoutputDirectory="$DBZ/worker-libs" >&2
+	mvn -B -q dependency:copy -Dartifact=org.slf4j:slf4j-api:2.0.16 -DoutputDirectory="$DBZ/worker-libs" >&2
 fi
 
 WORK="$(mktemp -d /tmp/fjord-dbz-gen.XXXXXX)"
