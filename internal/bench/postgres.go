@@ -419,15 +419,17 @@ func (x *pgRun) fjordPhases(ctx context.Context) error {
 		return err
 	}
 	defer cl.Close()
-	plugins, err := rest.plugins(ctx)
-	if err != nil {
-		return err
+	plugins := map[string]bool{}
+	for _, class := range []string{CDCConnectorClass, SinkConnectorClass} {
+		if plugins[class], err = rest.hasPlugin(ctx, class); err != nil {
+			return err
+		}
 	}
-	x.rep.FjordPlugins = map[string]bool{CDCConnectorClass: plugins[CDCConnectorClass], SinkConnectorClass: plugins[SinkConnectorClass]}
+	x.rep.FjordPlugins = plugins
 	cfg.Log.Info("fjord dev serving Connect", "pid", dev.pid(), "cdc", plugins[CDCConnectorClass], "sink", plugins[SinkConnectorClass])
 	t := &cdcTarget{column: ColFjord, rest: rest, addr: cfg.Addr, adm: kadm.NewClient(cl), alive: rest.devAlive}
 	missing := func(class string) error {
-		return fmt.Errorf("fjord dev has no %s (not in GET /connector-plugins)", class)
+		return fmt.Errorf("fjord dev has no %s (GET /connector-plugins/%s/config: 404)", class, class)
 	}
 	for _, phase := range cfg.Phases {
 		if ctx.Err() != nil {

@@ -2,9 +2,9 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -270,22 +270,20 @@ func createCDCTopic(ctx context.Context, adm *kadm.Client, topic string) error {
 	}
 }
 
-// plugins lists the connector classes a worker has.
-func (x *connectRun) plugins(ctx context.Context) (map[string]bool, error) {
-	code, body, err := x.do(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil)
-	if err != nil {
-		return nil, err
+// hasPlugin asks a worker whether it can run a connector class. GET
+// /connector-plugins lists canonical classes only, while Fjord's
+// connectors also answer to the classes they stand in for (Debezium's,
+// Confluent's); the plugin's config endpoint resolves those names as
+// POST /connectors does (200, or 404 "Unknown plugin").
+func (x *connectRun) hasPlugin(ctx context.Context, class string) (bool, error) {
+	code, body, err := x.do(ctx, http.MethodGet, "/connector-plugins/"+url.PathEscape(class)+"/config", nil)
+	switch {
+	case err != nil:
+		return false, err
+	case code == http.StatusOK:
+		return true, nil
+	case code == http.StatusNotFound:
+		return false, nil
 	}
-	if code != http.StatusOK {
-		return nil, fmt.Errorf("GET /connector-plugins: %d %s", code, body)
-	}
-	var list []struct{ Class string }
-	if err := json.Unmarshal([]byte(body), &list); err != nil {
-		return nil, fmt.Errorf("GET /connector-plugins: %w: %s", err, oneLine(body, 300))
-	}
-	out := map[string]bool{}
-	for _, p := range list {
-		out[p.Class] = true
-	}
-	return out, nil
+	return false, fmt.Errorf("GET /connector-plugins/%s/config: %d %s", class, code, oneLine(body, 300))
 }

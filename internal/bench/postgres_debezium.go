@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -180,24 +179,18 @@ func startProcess(cmd *exec.Cmd, logPath string) (*running, error) {
 	return r, nil
 }
 
-// awaitPlugin waits until the worker's REST API lists class.
+// awaitPlugin waits until the worker's REST API knows class.
 func awaitPlugin(ctx context.Context, rest *connectRun, class string, timeout time.Duration, alive func() error) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		plugins, err := rest.plugins(ctx)
+		ok, err := rest.hasPlugin(ctx, class)
+		if err == nil && ok {
+			return nil
+		}
+		last = err
 		if err == nil {
-			if plugins[class] {
-				return nil
-			}
-			names := make([]string, 0, len(plugins))
-			for p := range plugins {
-				names = append(names, p)
-			}
-			sort.Strings(names)
-			last = fmt.Errorf("%s not among the plugins %v", class, names)
-		} else {
-			last = err
+			last = fmt.Errorf("%s is an unknown plugin", class)
 		}
 		if err := alive(); err != nil {
 			return err

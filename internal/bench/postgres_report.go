@@ -209,7 +209,7 @@ func (r *PostgresReport) Markdown() string {
 			}
 		}
 		if len(missing) > 0 {
-			fmt.Fprintf(&b, "- fjord dev had no %s (GET /connector-plugins): those Fjord figures are missing\n", strings.Join(missing, ", "))
+			fmt.Fprintf(&b, "- fjord dev had no %s (GET /connector-plugins/…/config): those Fjord figures are missing\n", strings.Join(missing, ", "))
 		}
 	}
 	for _, v := range r.Verified {
