@@ -47,6 +47,7 @@ bench: build
 	scripts/bench.sh --write $(BENCH_ARGS)
 	$(BIN) bench connect --write $(BENCH_CONNECT_ARGS)
 	$(BIN) bench cluster --write $(BENCH_CLUSTER_ARGS)
+	$(BIN) bench postgres --write $(BENCH_POSTGRES_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s

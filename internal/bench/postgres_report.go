@@ -201,6 +201,11 @@ func (r *PostgresReport) Markdown() string {
 	fmt.Fprintf(&b, "- Rows of 9 columns (bigint key, text, double, int, boolean, timestamptz; ~150 B): insert %s rows and update %s rows × %d, "+
 		"%s rows per transaction; snapshot of a %s-row table; sink %s JSON records (JsonConverter with schemas) upserted by one task\n",
 		count(r.Rows), count(r.UpdateRows), r.Updates, count(r.TxnRows), count(r.Rows), count(r.Rows))
+	if slices.Contains(r.Targets, PgTargetDebezium) {
+		b.WriteString("- Debezium 3.6.1 is built against Kafka 4.3; on Kafka Connect 4.4 its metrics need " +
+			"`org.apache.kafka.common.utils.Sanitizer`, which 4.4 moved to `…utils.internals`: scripts/debezium-connect.sh " +
+			"puts a one-class forwarder on the worker's classpath (nothing else of Debezium's is changed)\n")
+	}
 	if len(r.FjordPlugins) > 0 {
 		var missing []string
 		for _, c := range []string{CDCConnectorClass, SinkConnectorClass} {
