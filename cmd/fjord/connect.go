@@ -29,6 +29,7 @@ import (
 	// The plugins a worker can run register themselves.
 	_ "github.com/fjordhq/fjord/connectors/datagen"
 	_ "github.com/fjordhq/fjord/connectors/file"
+	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/connectors/postgres/sink"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/converters/bytearray"
