@@ -17,9 +17,9 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/converters/header"
 	_ "github.com/fjordhq/fjord/converters/json"
-	_ "github.com/fjordhq/fjord/transforms"
 	"github.com/fjordhq/fjord/internal/testkit"
 	"github.com/fjordhq/fjord/internal/testkit/connectkit"
+	_ "github.com/fjordhq/fjord/transforms"
 )
 
 // stack is what a CDC test runs on: a real Postgres, a real broker and a
