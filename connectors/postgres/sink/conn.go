@@ -103,9 +103,10 @@ func (d *db) rollback() {
 
 // transient says whether an error may pass by itself: the connection
 // (lost, refused, timed out), the server (shutting down, out of
-// resources), concurrency (deadlock, serialization, lock timeout) or a
+// resources), concurrency (deadlock, serialization, lock timeout), a
 // missing referenced row (a foreign key whose parent row another writer
-// adds). Data errors (bad values, constraint violations) are not.
+// adds) or a table changed under the sink. Data errors (bad values,
+// constraint violations) are not.
 func transient(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -115,6 +116,10 @@ func transient(err error) bool {
 		}
 		switch pgErr.Code {
 		case "55P03", "55006", "23503":
+			return true
+		case "42P01", "42703":
+			// A table or column the sink knew is gone: someone changed the
+			// table; the retry starts from fresh metadata.
 			return true
 		}
 		return false
@@ -157,7 +162,11 @@ func serverTrouble(err error) bool {
 	case "08", "40", "53", "57", "58":
 		return true
 	}
-	return pgErr.Code == "55P03" || pgErr.Code == "55006"
+	switch pgErr.Code {
+	case "55P03", "55006", "42P01", "42703":
+		return true
+	}
+	return false
 }
 
 // isServerError: the server answered (the statement, not the link, failed).

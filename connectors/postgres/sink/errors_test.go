@@ -170,3 +170,30 @@ func TestLossyLink(t *testing.T) {
 		fmt.Sprintf("%d|%d|0|%d", n, n, n-1))
 	t.Logf("%d puts retried", retries)
 }
+
+// TestTableChangedUnderTheSink: a table dropped (or a column renamed)
+// behind the sink's back costs one retry; auto.create and auto.evolve
+// then make it fit again.
+func TestTableChangedUnderTheSink(t *testing.T) {
+	pg := testkit.StartPostgres(t)
+	task, tc := startTask(t, pgProps(pg, "postgres", "auto.create", "true", "auto.evolve", "true", "pk.mode", "record_key",
+		"insert.mode", "upsert", "retry.backoff.ms", "0"), true)
+	r := func(off, id int64) *connect.Record {
+		return rec("moving", off, keySchema, key(id), valueSchema, value(id, fmt.Sprint("v", off), int32(off)))
+	}
+	put(t, task, r(0, 1))
+	for i, change := range []string{"DROP TABLE moving", "ALTER TABLE moving RENAME COLUMN name TO old_name"} {
+		pg.Exec(t, "postgres", change)
+		batch := []*connect.Record{r(int64(i+1), 2)}
+		err := task.Put(context.Background(), batch)
+		var re *connect.RetriableError
+		if !errors.As(err, &re) {
+			t.Fatalf("%s: put %v, want a RetriableError", change, err)
+		}
+		put(t, task, batch...)
+	}
+	wantRows(t, rows(t, pg, "postgres", "SELECT id, name, n FROM moving ORDER BY id"), "2|v2|2")
+	if len(tc.reported) != 0 {
+		t.Fatalf("%d records reported", len(tc.reported))
+	}
+}
