@@ -71,6 +71,9 @@ type PostgresBenchConfig struct {
 	DebeziumScript string // scripts/debezium-connect.sh: Debezium's jars, plugin path
 	KafkaAddr      string // Apache Kafka (controller on the next port)
 	ConnectAddr    string // Kafka Connect's REST listener
+	// ConnectProps are worker properties over the generated ones (an
+	// experiment, stated in the report).
+	ConnectProps map[string]string
 
 	Targets []string
 	Phases  []string
@@ -154,7 +157,7 @@ func RunPostgresBench(ctx context.Context, cfg PostgresBenchConfig) (*PostgresRe
 		Command: cfg.CommandLine, Date: time.Now().UTC(), Runs: cfg.Runs, Quick: cfg.Quick, Note: cfg.Note,
 		Rows: cfg.Rows, UpdateRows: cfg.UpdateRows, Updates: cfg.Updates, TxnRows: cfg.TxnRows,
 		Targets: cfg.Targets, Phases: cfg.Phases, WarmupFrac: cfg.WarmupFrac,
-		PollMs: ms(cfg.Poll), DBPollMs: ms(cfg.DBPoll),
+		PollMs: ms(cfg.Poll), DBPollMs: ms(cfg.DBPoll), ConnectProps: cfg.ConnectProps,
 	}
 	if cfg.RecordMachine {
 		rep.Machine = ReadMachine(nil)
@@ -427,7 +430,8 @@ func (x *pgRun) fjordPhases(ctx context.Context) error {
 	}
 	x.rep.FjordPlugins = plugins
 	cfg.Log.Info("fjord dev serving Connect", "pid", dev.pid(), "cdc", plugins[CDCConnectorClass], "sink", plugins[SinkConnectorClass])
-	t := &cdcTarget{column: ColFjord, rest: rest, addr: cfg.Addr, adm: kadm.NewClient(cl), alive: rest.devAlive}
+	t := &cdcTarget{column: ColFjord, rest: rest, addr: cfg.Addr, adm: kadm.NewClient(cl), alive: rest.devAlive,
+		procs: []*cpuSampler{rest.cpu}}
 	missing := func(class string) error {
 		return fmt.Errorf("fjord dev has no %s (GET /connector-plugins/%s/config: 404)", class, class)
 	}

@@ -30,7 +30,18 @@ type cdcTarget struct {
 	rest   *connectRun // its REST API (create, status, delete) and CPU, for settling
 	addr   string      // the broker
 	adm    *kadm.Client
-	alive  func() error // an error once a process of the target exited
+	alive  func() error  // an error once a process of the target exited
+	procs  []*cpuSampler // the target's processes (fjord dev; Kafka's and Connect's JVMs)
+}
+
+// cpu is the CPU time the target's processes used from one instant to
+// another.
+func (t *cdcTarget) cpu(from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, p := range t.procs {
+		d += p.between(from, to)
+	}
+	return d
 }
 
 // cdcConfig is the connector JSON both workers get, in Debezium's keys.
@@ -105,7 +116,7 @@ func (x *pgRun) cdcPhase(ctx context.Context, t *cdcTarget, phase string) (PgSam
 	if phase == PgPhaseSnapshot {
 		want = int64(cfg.Rows)
 		s = PgSample{Phase: phase, Column: t.column, Tool: "snapshot.mode=initial", Rows: want}
-		x.settle(ctx, t.rest.cpu)
+		x.settle(ctx, t.procs...)
 		start = time.Now()
 		if err := t.rest.create(ctx, name, config); err != nil {
 			return PgSample{}, err
@@ -127,7 +138,7 @@ func (x *pgRun) cdcPhase(ctx context.Context, t *cdcTarget, phase string) (PgSam
 			return PgSample{}, err
 		}
 		defer loader.close()
-		x.settle(ctx, t.rest.cpu)
+		x.settle(ctx, t.procs...)
 		cfg.Log.Info("connector streaming; loading", "target", t.column, "phase", phase, "changes", want)
 		// A failed phase stops its load rather than waiting for it.
 		loadCtx, cancelLoad := context.WithCancel(ctx)
@@ -154,6 +165,7 @@ func (x *pgRun) cdcPhase(ctx context.Context, t *cdcTarget, phase string) (PgSam
 	if err != nil {
 		return PgSample{}, err
 	}
+	s.CPUSeconds = t.cpu(start, all).Seconds()
 	s = x.timed(s, start, first, all)
 	if cfg.Verify && x.run == 1 {
 		if err := x.verifyCDCTopic(ctx, t.addr, topic, phase); err != nil {

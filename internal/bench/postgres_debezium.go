@@ -93,7 +93,9 @@ func startDebeziumStack(ctx context.Context, cfg *PostgresBenchConfig, dir strin
 		return nil, err
 	}
 	props := filepath.Join(dir, "worker.properties")
-	if err := writeProperties(props, connectWorkerProperties(cfg.KafkaAddr, cfg.ConnectAddr, plugins)); err != nil {
+	worker := connectWorkerProperties(cfg.KafkaAddr, cfg.ConnectAddr, plugins)
+	maps.Copy(worker, cfg.ConnectProps)
+	if err := writeProperties(props, worker); err != nil {
 		return nil, err
 	}
 	log4j := filepath.Join(dir, "connect-log4j2.yaml")
@@ -118,7 +120,8 @@ func startDebeziumStack(ctx context.Context, cfg *PostgresBenchConfig, dir strin
 	if s.cl, err = kgo.NewClient(kgo.SeedBrokers(cfg.KafkaAddr)); err != nil {
 		return nil, err
 	}
-	s.target = &cdcTarget{column: ColDebezium, rest: rest, addr: cfg.KafkaAddr, adm: kadm.NewClient(s.cl), alive: s.alive}
+	s.target = &cdcTarget{column: ColDebezium, rest: rest, addr: cfg.KafkaAddr, adm: kadm.NewClient(s.cl), alive: s.alive,
+		procs: []*cpuSampler{s.kafkaCPU, rest.cpu}}
 	if out, err := exec.Command("java", "-version").CombinedOutput(); err == nil {
 		s.java, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
 	}

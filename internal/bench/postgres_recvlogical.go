@@ -27,6 +27,7 @@ type recvlogical struct {
 	kind    byte // the row message counted: 'I' or 'U'
 	want    int64
 	started time.Time
+	cpu     *cpuSampler // the process's CPU time, stopped when it exits
 
 	mu      sync.Mutex
 	n       int64
@@ -67,9 +68,11 @@ func startRecvlogical(pg *testkit.Postgres, db, slot, pub, endpos string, kind b
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start pg_recvlogical: %w", err)
 	}
+	r.cpu = startCPUSampler(cmd.Process.Pid, 10*time.Millisecond)
 	go r.read(out)
 	go func() {
 		<-r.readDone // Wait closes the pipe: read it to its end first
+		r.cpu.stop()
 		r.waitErr = cmd.Wait()
 		close(r.exited)
 	}()
@@ -165,14 +168,6 @@ func (r *recvlogical) stop(grace time.Duration) error {
 	return nil
 }
 
-// cpu samples the process's CPU time, so that the benchmark can wait
-// until it is idle; the sampler stops with the process.
-func (r *recvlogical) cpu() *cpuSampler {
-	s := startCPUSampler(r.cmd.Process.Pid, 10*time.Millisecond)
-	go func() { <-r.exited; s.stop() }()
-	return s
-}
-
 // times returns when the first and the last row arrived.
 func (r *recvlogical) times() (first, all time.Time) {
 	r.mu.Lock()
@@ -242,6 +237,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 			return PgSample{}, err
 		}
 		first, all := rl.times()
+		s.CPUSeconds = rl.cpu.between(rl.started, all).Seconds()
 		return x.timed(s, rl.started, first, all), nil
 	}
 	rl, err := startRecvlogical(x.pg, x.db, slot, pub, "", kind, want)
@@ -259,7 +255,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 	}); err != nil {
 		return PgSample{}, err
 	}
-	x.settle(ctx, rl.cpu())
+	x.settle(ctx, rl.cpu)
 	start := time.Now()
 	d, err := load.run(ctx, loader)
 	if err != nil {
@@ -273,6 +269,7 @@ func (x *pgRun) recvPhase(ctx context.Context, phase string, drain bool) (PgSamp
 		return PgSample{}, err
 	}
 	first, all := rl.times()
+	s.CPUSeconds = rl.cpu.between(start, all).Seconds()
 	return x.timed(s, start, first, all), nil
 }
 

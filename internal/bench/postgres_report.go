@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -41,6 +42,10 @@ type PgSample struct {
 	// connector's creation) to the first and the last row delivered.
 	FirstMs float64 `json:"first_ms,omitempty"`
 	AllMs   float64 `json:"all_ms,omitempty"`
+	// CPUSeconds is what the consumer's processes (pg_recvlogical; fjord
+	// dev; Kafka's and Connect's JVMs) used over the timed window; the
+	// Postgres server's is not counted.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 }
 
 // PostgresReport is a whole `fjord bench postgres`, ready to render.
@@ -60,7 +65,10 @@ type PostgresReport struct {
 	PollMs     float64   `json:"poll_ms"`    // topic end offsets read every
 	DBPollMs   float64   `json:"db_poll_ms"` // the sink's table counted every
 	Targets    []string  `json:"targets"`
-	Phases     []string  `json:"phases"`
+	// ConnectProps are Kafka Connect worker properties given with
+	// --connect-prop (an experiment: the default run has none).
+	ConnectProps map[string]string `json:"connect_props,omitempty"`
+	Phases       []string          `json:"phases"`
 	// FjordPlugins says which of the two connector classes fjord dev
 	// had (GET /connector-plugins): the phases of a missing one fail.
 	FjordPlugins map[string]bool `json:"fjord_plugins,omitempty"`
@@ -107,6 +115,13 @@ type pgRowSpec struct {
 func rowsPerSec(s PgSample) float64 { return s.RowsPerSec }
 func firstMs(s PgSample) float64    { return s.FirstMs }
 func allMs(s PgSample) float64      { return s.AllMs }
+func cpuPerRow(s PgSample) float64 {
+	if s.Rows == 0 {
+		return 0
+	}
+	return s.CPUSeconds / float64(s.Rows) * 1e6
+}
+
 func loadRate(s PgSample) float64 {
 	if s.LoadSeconds <= 0 {
 		return 0
@@ -125,6 +140,8 @@ func streamRowSpecs(phase, stmt string) []pgRowSpec {
 			cols: allCols, value: rowsPerSec, goalTool: GoalCDCvsRecvlogical, goalDbz: GoalCDCvsDebezium},
 		{name: phase + " stream: first " + stmt + " → first row delivered", phase: phase, unit: "ms", lowerBetter: true,
 			cols: allCols, value: firstMs},
+		{name: phase + " stream: CPU of the consumer's processes per row", phase: phase, unit: "µs", lowerBetter: true,
+			cols: allCols, value: cpuPerRow},
 		{name: phase + " stream: the " + stmt + " statements alone, during the run", phase: phase, unit: "rows/s",
 			cols: allCols, value: loadRate},
 		{name: phase + ": slot drained after the load (tool: pg_recvlogical --endpos)", phase: phase, unit: "rows/s",
@@ -137,10 +154,14 @@ var pgRowSpecs = append(append(streamRowSpecs(PgPhaseInsert, "INSERT"), streamRo
 		unit: "rows/s", cols: allCols, value: rowsPerSec, goalTool: GoalSnapshotVsCopy},
 	pgRowSpec{name: "snapshot: connector created → first row in the topic", phase: PgPhaseSnapshot, unit: "ms", lowerBetter: true,
 		cols: connCols, value: firstMs},
+	pgRowSpec{name: "snapshot: CPU of the connector's processes per row", phase: PgPhaseSnapshot, unit: "µs", lowerBetter: true,
+		cols: connCols, value: cpuPerRow},
 	pgRowSpec{name: "sink upsert: topic → table, after the first {warmup} of rows (tool: COPY FROM STDIN)", phase: PgPhaseSink, unit: "rows/s",
 		cols: map[string]string{ColPgTool: ColPgTool, ColFjord: ColFjord}, value: rowsPerSec, goalAbs: GoalSinkRowsPerSec},
 	pgRowSpec{name: "sink: connector created → all rows in the table", phase: PgPhaseSink, unit: "ms", lowerBetter: true,
 		cols: map[string]string{ColFjord: ColFjord}, value: allMs},
+	pgRowSpec{name: "sink: CPU of fjord dev per row (Postgres's not counted)", phase: PgPhaseSink, unit: "µs", lowerBetter: true,
+		cols: map[string]string{ColFjord: ColFjord}, value: cpuPerRow},
 )
 
 // build computes the table from the samples.
@@ -201,6 +222,13 @@ func (r *PostgresReport) Markdown() string {
 	fmt.Fprintf(&b, "- Rows of 9 columns (bigint key, text, double, int, boolean, timestamptz; ~150 B): insert %s rows and update %s rows × %d, "+
 		"%s rows per transaction; snapshot of a %s-row table; sink %s JSON records (JsonConverter with schemas) upserted by one task\n",
 		count(r.Rows), count(r.UpdateRows), r.Updates, count(r.TxnRows), count(r.Rows), count(r.Rows))
+	if len(r.ConnectProps) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(r.ConnectProps)) {
+			kv = append(kv, "`"+k+"="+r.ConnectProps[k]+"`")
+		}
+		fmt.Fprintf(&b, "- **Experiment:** Kafka Connect worker properties beyond `fjord dev`'s: %s\n", strings.Join(kv, ", "))
+	}
 	if slices.Contains(r.Targets, PgTargetDebezium) {
 		b.WriteString("- Debezium 3.6.1 is built against Kafka 4.3; on Kafka Connect 4.4 its metrics need " +
 			"`org.apache.kafka.common.utils.Sanitizer`, which 4.4 moved to `…utils.internals`: scripts/debezium-connect.sh " +

@@ -66,7 +66,7 @@ func (x *pgRun) sinkPhase(ctx context.Context, t *cdcTarget) (PgSample, error) {
 		"value.converter":                jsonConverterClass,
 		"value.converter.schemas.enable": "true",
 	}
-	x.settle(ctx, t.rest.cpu)
+	x.settle(ctx, t.procs...)
 	posted := time.Now()
 	if err := t.rest.create(ctx, name, config); err != nil {
 		return PgSample{}, err
@@ -124,7 +124,7 @@ func (x *pgRun) sinkPhase(ctx context.Context, t *cdcTarget) (PgSample, error) {
 	}
 	secs := max(endAt.Sub(warmAt).Seconds(), 1e-9)
 	return PgSample{Run: x.run, Phase: PgPhaseSink, Column: t.column, Tool: "JdbcSinkConnector insert.mode=upsert",
-		Rows: want - warmN, Seconds: secs, RowsPerSec: float64(want-warmN) / secs,
+		Rows: want - warmN, Seconds: secs, RowsPerSec: float64(want-warmN) / secs, CPUSeconds: t.cpu(warmAt, endAt).Seconds(),
 		FirstMs: ms(first.Sub(posted)), AllMs: ms(endAt.Sub(posted))}, nil
 }
 

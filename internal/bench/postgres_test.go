@@ -343,7 +343,7 @@ func TestPostgresReport(t *testing.T) {
 	add := func(phase, col string, rates ...float64) {
 		for i, r := range rates {
 			rep.Samples = append(rep.Samples, PgSample{Run: i + 1, Phase: phase, Column: col, Rows: 1000, Seconds: 1000 / r,
-				RowsPerSec: r, LoadSeconds: 0.01, FirstMs: 20, AllMs: 1000})
+				RowsPerSec: r, LoadSeconds: 0.01, FirstMs: 20, AllMs: 1000, CPUSeconds: 0.002})
 		}
 	}
 	add(PgPhaseInsert, ColPgTool, 100_000, 120_000, 110_000)
@@ -362,6 +362,7 @@ func TestPostgresReport(t *testing.T) {
 		"| insert stream: first INSERT → all rows delivered (tool: pg_recvlogical, live) | rows/s | 110,000 | 95,000 | 40,000 | 0.86 ✓ | 2.38 ✓ |",
 		"| insert stream: first INSERT → first row delivered | ms | 20.0 | 20.0 | 20.0 | 1.00 | 1.00 |",
 		"| insert stream: the INSERT statements alone, during the run | rows/s | 100,000 | 100,000 | 100,000 | 1.00 | 1.00 |",
+		"| insert stream: CPU of the consumer's processes per row | µs | 2.0 | 2.0 | 2.0 | 1.00 | 1.00 |",
 		"| insert: slot drained after the load (tool: pg_recvlogical --endpos) | rows/s | 300,000 | — | — | — | — |",
 		"| update stream: first UPDATE → all rows delivered (tool: pg_recvlogical, live) | rows/s | 100,000 | 70,000 | — | 0.70 ✗ | — |",
 		"| snapshot: connector created → all op=r rows in the topic (tool: COPY TO STDOUT) | rows/s | 1,000,000 | 500,000 | — | 0.50 ✗ | — |",
@@ -380,7 +381,7 @@ func TestPostgresReport(t *testing.T) {
 	}
 	only := &PostgresReport{Phases: []string{PgPhaseSink}, WarmupFrac: 0.25}
 	only.build()
-	if len(only.Table) != 2 || !strings.Contains(only.Markdown(), "after the first 25 % of rows") ||
+	if len(only.Table) != 3 || !strings.Contains(only.Markdown(), "after the first 25 % of rows") ||
 		!strings.Contains(only.Markdown(), "Goals (issue 5): sink not measured.") {
 		t.Errorf("sink-only report:\n%s", only.Markdown())
 	}

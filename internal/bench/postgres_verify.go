@@ -26,7 +26,7 @@ func (x *pgRun) verifyCDCTopic(ctx context.Context, addr, topic, phase string) e
 		op = "r"
 	}
 	want := rows * int64(per)
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, max(3*time.Minute, x.cfg.PhaseTimeout))
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
