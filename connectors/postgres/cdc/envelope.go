@@ -103,29 +103,61 @@ func TransactionSchema() *connect.Schema {
 }
 
 // Struct builds the source block.
-func (s SourceInfo) Struct() *connect.Struct {
-	sch := SourceSchema()
-	st := connect.NewStructValue(sch)
-	f := sch.Fields
+func (s SourceInfo) Struct() *connect.Struct { return s.build(nil) }
+
+// boxedSource holds a table's source strings already converted to
+// interface values: they are the same for every event of a table, and
+// boxing them anew costs an allocation each.
+type boxedSource struct {
+	version, name, db, schema, table      string
+	bVersion, bName, bDB, bSchema, bTable any
+}
+
+func (b *boxedSource) matches(version string, s *SourceInfo) bool {
+	return b != nil && b.version == version && b.name == s.Name && b.db == s.DB && b.schema == s.Schema && b.table == s.Table
+}
+
+// sourceBoxes returns the boxed strings of s, reusing the table's last.
+func (ts *TableSchemas) sourceBoxes(s *SourceInfo) *boxedSource {
 	version := s.Version
 	if version == "" {
 		version = DebeziumVersion
 	}
-	st.PutFieldUnchecked(&f[0], version)
+	if b := ts.boxes.Load(); b.matches(version, s) {
+		return b
+	}
+	b := &boxedSource{version: version, name: s.Name, db: s.DB, schema: s.Schema, table: s.Table,
+		bVersion: version, bName: s.Name, bDB: s.DB, bSchema: s.Schema, bTable: s.Table}
+	ts.boxes.Store(b)
+	return b
+}
+
+func (s SourceInfo) build(b *boxedSource) *connect.Struct {
+	sch := SourceSchema()
+	st := connect.NewStructValue(sch)
+	f := sch.Fields
+	if b == nil {
+		version := s.Version
+		if version == "" {
+			version = DebeziumVersion
+		}
+		b = &boxedSource{bVersion: version, bName: s.Name, bDB: s.DB, bSchema: s.Schema, bTable: s.Table}
+	}
+	st.PutFieldUnchecked(&f[0], b.bVersion)
 	st.PutFieldUnchecked(&f[1], debeziumConnector)
-	st.PutFieldUnchecked(&f[2], s.Name)
+	st.PutFieldUnchecked(&f[2], b.bName)
 	st.PutFieldUnchecked(&f[3], floorDiv(s.TsUs, 1000))
 	if s.Snapshot != "" && s.Snapshot != "false" {
 		st.PutFieldUnchecked(&f[4], s.Snapshot)
 	}
-	st.PutFieldUnchecked(&f[5], s.DB)
+	st.PutFieldUnchecked(&f[5], b.bDB)
 	if s.Sequence != "" {
 		st.PutFieldUnchecked(&f[6], s.Sequence)
 	}
 	st.PutFieldUnchecked(&f[7], s.TsUs)
 	st.PutFieldUnchecked(&f[8], s.TsUs*1000)
-	st.PutFieldUnchecked(&f[9], s.Schema)
-	st.PutFieldUnchecked(&f[10], s.Table)
+	st.PutFieldUnchecked(&f[9], b.bSchema)
+	st.PutFieldUnchecked(&f[10], b.bTable)
 	if s.Snapshot != "incremental" {
 		putInt64(st, &f[11], s.TxID)
 		putInt64(st, &f[12], s.LSN)
@@ -207,7 +239,7 @@ func (ts *TableSchemas) EnvelopeTx(op string, before, after *connect.Struct, src
 	if after != nil {
 		st.PutFieldUnchecked(&f[1], after)
 	}
-	st.PutFieldUnchecked(&f[2], src.Struct())
+	st.PutFieldUnchecked(&f[2], src.build(ts.sourceBoxes(&src)))
 	if tx != nil {
 		t := TransactionSchema()
 		b := connect.NewStructValue(t)

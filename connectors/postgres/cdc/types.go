@@ -3,6 +3,7 @@ package cdc
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fjordhq/fjord/connect"
 )
@@ -174,6 +175,7 @@ type TableSchemas struct {
 	cols    []columnCodec // one per Table.Columns entry
 	keyFrom []int         // value field index of each key field
 	opts    *typeOpts
+	boxes   atomic.Pointer[boxedSource]
 }
 
 // columnCodec turns one column's text into its Connect value.

@@ -44,7 +44,24 @@ func (n numericSpec) adjust(d connect.Decimal) (connect.Decimal, error) {
 
 var bigTen = big.NewInt(10)
 
-func pow10(n int32) *big.Int { return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil) }
+// smallPow10 are 10^0..10^18, shared read-only (math/big never writes
+// its operands).
+var smallPow10 = func() []*big.Int {
+	p := make([]*big.Int, 19)
+	n := int64(1)
+	for i := range p {
+		p[i] = big.NewInt(n)
+		n *= 10
+	}
+	return p
+}()
+
+func pow10(n int32) *big.Int {
+	if n >= 0 && int(n) < len(smallPow10) {
+		return smallPow10[n]
+	}
+	return new(big.Int).Exp(bigTen, big.NewInt(int64(n)), nil)
+}
 
 // rescale raises d's scale to s (s >= d.Scale).
 func rescale(d connect.Decimal, s int32) connect.Decimal {
@@ -130,6 +147,9 @@ func parseNumericText(b []byte) (d connect.Decimal, special string, err error) {
 	case "NaN", "Infinity", "-Infinity":
 		return d, string(b), nil
 	}
+	if d, ok := parseSmallDecimal(b); ok {
+		return d, "", nil
+	}
 	for _, c := range b {
 		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
 			return d, "", errSyntax
@@ -140,6 +160,47 @@ func parseNumericText(b []byte) (d connect.Decimal, special string, err error) {
 		return d, "", errSyntax
 	}
 	return d, "", nil
+}
+
+// parseSmallDecimal reads "-123.45" with up to 18 digits without going
+// through strings (the common case, and the one worth not allocating
+// for).
+func parseSmallDecimal(b []byte) (connect.Decimal, bool) {
+	i := 0
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		i = 1
+	}
+	var u int64
+	digits, scale := 0, int32(-1)
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			u = u*10 + int64(c-'0')
+			digits++
+			if scale >= 0 {
+				scale++
+			}
+		case c == '.' && scale < 0 && digits > 0:
+			scale = 0
+		default:
+			return connect.Decimal{}, false
+		}
+		if digits > 18 {
+			return connect.Decimal{}, false
+		}
+	}
+	if digits == 0 || scale == 0 {
+		return connect.Decimal{}, false
+	}
+	if scale < 0 {
+		scale = 0
+	}
+	if neg {
+		u = -u
+	}
+	return connect.Decimal{Unscaled: big.NewInt(u), Scale: scale}, true
 }
 
 // specialName is SpecialValueDecimal.toString of a special value (what
@@ -248,7 +309,11 @@ func numericMapping(mod int32, o *typeOpts, elem bool) *mapping {
 		}
 		return convert(d)
 	}
-	m.defFromDecimal = convert
+	if m.bind == nil {
+		// A VariableScaleDecimal default would be a struct, which
+		// Debezium drops (KAFKA-12694).
+		m.defFromDecimal = convert
+	}
 	return m
 }
 
