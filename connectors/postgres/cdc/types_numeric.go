@@ -150,8 +150,10 @@ func parseNumericText(b []byte) (d connect.Decimal, special string, err error) {
 	if d, ok := parseSmallDecimal(b); ok {
 		return d, "", nil
 	}
+	// numeric_out never writes exponents; refusing them also keeps a
+	// scale of 10^9 digits from ever being built.
 	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+		if !(c >= '0' && c <= '9' || c == '.' || c == '-') {
 			return d, "", errSyntax
 		}
 	}
