@@ -311,7 +311,7 @@ func (ts *TableSchemas) failed(c *columnCodec, raw []byte, err error) (any, erro
 	cf, ok := err.(*conversionError)
 	if !ok || ts.opts.failure == FailureFail {
 		if raw != nil {
-			return nil, fmt.Errorf("column %q (%s): cannot decode %q: %w", c.col.Name, c.col.TypeName, clip(raw), err)
+			return nil, fmt.Errorf("column %q (%s): cannot decode %q: %w", c.col.Name, c.col.TypeName, clipText(raw), err)
 		}
 		return nil, fmt.Errorf("column %q (%s): %w", c.col.Name, c.col.TypeName, err)
 	}
@@ -321,7 +321,7 @@ func (ts *TableSchemas) failed(c *columnCodec, raw []byte, err error) (any, erro
 	return nil, nil
 }
 
-func clip(b []byte) string {
+func clipText(b []byte) string {
 	if len(b) > 64 {
 		return string(b[:64]) + "..."
 	}

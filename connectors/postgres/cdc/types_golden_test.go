@@ -58,7 +58,7 @@ func TestTypesGolden(t *testing.T) {
 	}
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
-			recs := readGolden(t, filepath.Join(dir, run.name+".jsonl"))
+			recs := readTypesGolden(t, filepath.Join(dir, run.name+".jsonl"))
 			g := &goldenRun{t: t, prefix: run.name, opts: run.opts, before: before, after: after, known: knownDivergences()}
 			g.check(recs)
 			for _, d := range g.known {
@@ -236,25 +236,25 @@ func readDatabase(t *testing.T, c *pgx.Conn) map[string]*dbTable {
 	return out
 }
 
-// goldenRecord is one captured record: key and value as the
+// typesGoldenRecord is one captured record: key and value as the
 // JsonConverter wrote them.
-type goldenRecord struct {
+type typesGoldenRecord struct {
 	Topic string         `json:"topic"`
 	Key   map[string]any `json:"key"`
 	Value map[string]any `json:"value"`
 }
 
-func readGolden(t *testing.T, path string) []goldenRecord {
+func readTypesGolden(t *testing.T, path string) []typesGoldenRecord {
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("golden events: %v (regenerate with testdata/debezium/gen.sh)", err)
 	}
 	defer f.Close()
-	var out []goldenRecord
+	var out []typesGoldenRecord
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var r goldenRecord
+		var r typesGoldenRecord
 		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		d.UseNumber()
 		if err := d.Decode(&r); err != nil {
@@ -286,7 +286,7 @@ func (g *goldenRun) tableSchemas(dt *dbTable) *TableSchemas {
 	return ts
 }
 
-func (g *goldenRun) check(recs []goldenRecord) {
+func (g *goldenRun) check(recs []typesGoldenRecord) {
 	// The last event of each row (by topic and key) is compared with the
 	// final rows; earlier streamed events are intermediate states.
 	last := map[string]int{}
@@ -384,7 +384,7 @@ func (g *goldenRun) check(recs []goldenRecord) {
 }
 
 // sameSchema reports whether the record's value schema is ts's envelope.
-func (g *goldenRun) sameSchema(r goldenRecord, ts *TableSchemas) bool {
+func (g *goldenRun) sameSchema(r typesGoldenRecord, ts *TableSchemas) bool {
 	mine := g.renderSchema(ts.EnvelopeSchema)
 	return canonical(mine) == canonical(r.Value["schema"])
 }
@@ -522,7 +522,7 @@ func (g *goldenRun) keyOnlyRow(ts *TableSchemas, image map[string]any) *connect.
 
 // compare builds the event of row as the connector would and compares it
 // with the record.
-func (g *goldenRun) compare(i int, r goldenRecord, ts *TableSchemas, op string, old, row *connect.Struct) {
+func (g *goldenRun) compare(i int, r typesGoldenRecord, ts *TableSchemas, op string, old, row *connect.Struct) {
 	g.checked++
 	payload := r.Value["payload"].(map[string]any)
 	gs := payload["source"].(map[string]any)
@@ -578,7 +578,7 @@ func (g *goldenRun) compare(i int, r goldenRecord, ts *TableSchemas, op string, 
 		}
 	}
 	if a, b := canonical(gp), canonical(wp); a != b {
-		g.t.Errorf("record %d (%s %s) payload differs:\n%s", i, r.Topic, op, diffJSON(gp, wp))
+		g.t.Errorf("record %d (%s %s) payload differs:\n%s", i, r.Topic, op, diffPayload(gp, wp))
 	}
 	if r.Key != nil {
 		k, err := ts.KeyOf(row)
@@ -781,8 +781,8 @@ func diffSchema(got, want any) string {
 	return out.String()
 }
 
-// diffJSON lists the top-level (and one level down) fields that differ.
-func diffJSON(got, want any) string {
+// diffPayload lists the top-level (and one level down) fields that differ.
+func diffPayload(got, want any) string {
 	var out strings.Builder
 	g, _ := got.(map[string]any)
 	w, _ := want.(map[string]any)
