@@ -60,6 +60,7 @@ func TestTypesGolden(t *testing.T) {
 		t.Run(run.name, func(t *testing.T) {
 			recs := readTypesGolden(t, filepath.Join(dir, run.name+".jsonl"))
 			g := &goldenRun{t: t, prefix: run.name, opts: run.opts, before: before, after: after, known: knownDivergences()}
+			g.avro = newAvroCheck(t)
 			g.check(recs)
 			for _, d := range g.known {
 				if d.run == run.name && d.hits == 0 {
@@ -275,6 +276,7 @@ type goldenRun struct {
 	before, after    map[string]*dbTable
 	checked, skipped int
 	known            []*knownDivergence
+	avro             *avroCheck
 }
 
 // tableSchemas builds the schemas of a table in one database state.
@@ -580,6 +582,10 @@ func (g *goldenRun) compare(i int, r typesGoldenRecord, ts *TableSchemas, op str
 	if a, b := canonical(gp), canonical(wp); a != b {
 		g.t.Errorf("record %d (%s %s) payload differs:\n%s", i, r.Topic, op, diffPayload(gp, wp))
 	}
+	// "Some Value" is no Avro name: with field.name.adjustment.mode=none
+	// Debezium's events of that table cannot be written by the
+	// AvroConverter either.
+	g.avro.roundTrip(r.Topic, ts.EnvelopeSchema, env, ts.Table.Name == "Mixed Case")
 	if r.Key != nil {
 		k, err := ts.KeyOf(row)
 		if op == "t" {
