@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -54,7 +55,7 @@ const benchTable = `CREATE TABLE %s (id BIGINT PRIMARY KEY, name TEXT, qty INT N
 // runtime's max.poll.records, 500, then PreCommit) in upsert mode: into
 // an empty table, then over existing rows (every row updated); and, for
 // scale, COPY ... FROM STDIN of the same rows into the same kind of table
-// (pgx's binary COPY, the fastest way in).
+// (text, as psql sends it, and pgx's binary COPY).
 func BenchmarkSink(b *testing.B) {
 	pg := testkit.StartPostgres(b)
 	ctx := context.Background()
@@ -72,7 +73,14 @@ func BenchmarkSink(b *testing.B) {
 	b.Run("insert/batch=500", func(b *testing.B) {
 		benchPutMode(b, pg, conn, inserts, nil, 500, "insert")
 	})
-	b.Run("copy-from-stdin", func(b *testing.B) {
+	// COPY ... FROM STDIN in text format, the rows rendered beforehand (what
+	// psql's \copy sends): PostgreSQL's own ingest rate.
+	b.Run("copy-text-from-stdin", func(b *testing.B) { benchCopyText(b, conn, inserts, len(inserts)) })
+	// The same in statements of 500 rows, one transaction each, as the
+	// runtime's puts come: what batching alone costs.
+	b.Run("copy-text-from-stdin-batch=500", func(b *testing.B) { benchCopyText(b, conn, inserts, 500) })
+	// The same with pgx's binary COPY from Go values.
+	b.Run("copy-binary-from-stdin", func(b *testing.B) {
 		rowsIn := make([][]any, len(inserts))
 		for i, r := range inserts {
 			st := r.Value.(*connect.Struct)
@@ -154,6 +162,35 @@ func benchPutMode(b *testing.B, pg *testkit.Postgres, conn *pgx.Conn, recs, prel
 		}
 		task.Stop()
 		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(recs)*b.N)/elapsed.Seconds(), "rows/s")
+}
+
+func benchCopyText(b *testing.B, conn *pgx.Conn, recs []*connect.Record, batch int) {
+	ctx := context.Background()
+	var texts [][]byte
+	for i := 0; i < len(recs); i += batch {
+		var text []byte
+		for _, r := range recs[i:min(i+batch, len(recs))] {
+			st := r.Value.(*connect.Struct)
+			get := func(f string) any { return st.GetField(benchValue.Field(f)) }
+			text = fmt.Appendf(text, "%d\t%s\t%d\t%v\t%s\t%t\n", get("id"), get("name"), get("qty"), get("price"),
+				get("created").(time.Time).Format("2006-01-02 15:04:05"), get("active"))
+		}
+		texts = append(texts, text)
+	}
+	var elapsed time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		resetTable(b, conn, "bench_copy")
+		b.StartTimer()
+		start := time.Now()
+		for _, text := range texts {
+			if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(text), "COPY bench_copy FROM STDIN"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		elapsed += time.Since(start)
 	}
 	b.ReportMetric(float64(len(recs)*b.N)/elapsed.Seconds(), "rows/s")
 }

@@ -234,7 +234,7 @@ func validateURL(_ string, v any) error {
 	if s == "" {
 		return fmt.Errorf("String must be non-empty")
 	}
-	_, err := parseURL(s)
+	_, err := parseURL(s, nil)
 	return err
 }
 

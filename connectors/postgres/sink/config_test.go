@@ -175,7 +175,7 @@ func TestParseURL(t *testing.T) {
 		{"jdbc:postgresql://h/d?connectTimeout=3&sslmode=disable", "", "", "h:5432/d tls=false timeout=3s"},
 		{"postgres://u:p@h:9/d?sslmode=disable&search_path=x", "", "", "h:9/d user=u password=p tls=false search_path=x"},
 	} {
-		u, err := parseURL(c.url)
+		u, err := parseURL(c.url, nil)
 		if err != nil {
 			t.Errorf("%s: %v", c.url, err)
 			continue
@@ -218,9 +218,25 @@ func TestParseURL(t *testing.T) {
 	}
 	for _, bad := range []string{"jdbc:mysql://h/d", "mysql://h/d", "jdbc:postgresql://h:notaport/d", "jdbc:postgresql://h/d?connectTimeout=x",
 		"jdbc:postgresql://h/d?targetServerType=nearest"} {
-		if _, err := parseURL(bad); err == nil {
+		if _, err := parseURL(bad, nil); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+	// connection.<property> keys are driver properties; the URL's win.
+	s, err := parseSettings(map[string]string{"connection.url": "jdbc:postgresql://h/d?ApplicationName=url",
+		"connection.ApplicationName": "prop", "connection.sslmode": "disable", "connection.socketTimeout": "7",
+		"connection.loginTimeout": "3", "connection.user": "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.conn.TLSConfig != nil || s.conn.RuntimeParams["application_name"] != "url" || s.socketTimeout != 7*time.Second ||
+		s.conn.ConnectTimeout != 3*time.Second || s.conn.User != "u" {
+		t.Errorf("driver properties: tls %v params %v socket timeout %v connect timeout %v user %s",
+			s.conn.TLSConfig != nil, s.conn.RuntimeParams, s.socketTimeout, s.conn.ConnectTimeout, s.conn.User)
+	}
+	s, err = parseSettings(map[string]string{"connection.url": "postgres://h/d", "connection.sslmode": "disable", "connection.socketTimeout": "2"})
+	if err != nil || s.conn.TLSConfig != nil || s.socketTimeout != 2*time.Second {
+		t.Errorf("driver properties with a libpq URL: %v", err)
 	}
 	if got := maskURL("jdbc:postgresql://h/d?user=a&password=secret&x=1"); strings.Contains(got, "secret") {
 		t.Errorf("masked URL shows the password: %s", got)

@@ -113,7 +113,7 @@ func committed(_ string, adm *kadm.Client, group, topic string) (int64, error) {
 // created timestamp, updated timestamptz, birthday date, doc jsonb,
 // uid uuid, tags text[]) with the default time.precision.mode.
 func debeziumSchemas(prefix string) (key, row, envelope *connect.Schema) {
-	key = connect.NewStruct().Name(prefix + ".Key").Field("id", connect.Int32Schema).Build()
+	key = connect.NewStruct().Name(prefix+".Key").Field("id", connect.Int32Schema).Build()
 	row = connect.NewStruct().Name(prefix+".Value").
 		Field("id", connect.Int32Schema).
 		Field("name", connect.OptionalStringSchema).

@@ -197,3 +197,26 @@ func TestTableChangedUnderTheSink(t *testing.T) {
 		t.Fatalf("%d records reported", len(tc.reported))
 	}
 }
+
+// TestSocketTimeout: with pgjdbc's socketTimeout (a driver property), a
+// put stuck on a partitioned link gives up and asks to be retried. The
+// abandoned write may still land when the link heals (its bytes were
+// sent): upserts make the retry harmless.
+func TestSocketTimeout(t *testing.T) {
+	pg := testkit.StartPostgres(t)
+	proxy := faultproxy.Start(t, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)))
+	props := pgProps(pg, "postgres", "connection.url", "jdbc:postgresql://"+proxy.Addr()+"/postgres?sslmode=disable",
+		"connection.socketTimeout", "1", "auto.create", "true", "pk.mode", "kafka", "insert.mode", "upsert")
+	task, _ := startTask(t, props, false)
+	put(t, task, rec("stuck", 0, nil, nil, valueSchema, value(1, "a", 1)))
+	proxy.Partition()
+	start := time.Now()
+	err := task.Put(context.Background(), []*connect.Record{rec("stuck", 1, nil, nil, valueSchema, value(2, "b", 2))})
+	var re *connect.RetriableError
+	if !errors.As(err, &re) || time.Since(start) > 5*time.Second {
+		t.Fatalf("put on a partitioned link: %v after %v", err, time.Since(start))
+	}
+	proxy.Heal()
+	put(t, task, rec("stuck", 1, nil, nil, valueSchema, value(2, "b", 2)))
+	wantRows(t, rows(t, pg, "postgres", "SELECT count(*) FROM stuck"), "2")
+}

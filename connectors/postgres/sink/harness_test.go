@@ -15,8 +15,8 @@ import (
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
 	"github.com/fjordhq/fjord/converters/json"
-	_ "github.com/fjordhq/fjord/transforms"
 	"github.com/fjordhq/fjord/internal/testkit"
+	_ "github.com/fjordhq/fjord/transforms"
 )
 
 const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"

@@ -152,7 +152,9 @@ func TestDeletes(t *testing.T) {
 	ins := func(topic string, off, id int64, name string) *connect.Record {
 		return rec(topic, off, keySchema, key(id), valueSchema, value(id, name, int32(off)))
 	}
-	del := func(topic string, off, id int64) *connect.Record { return rec(topic, off, keySchema, key(id), nil, nil) }
+	del := func(topic string, off, id int64) *connect.Record {
+		return rec(topic, off, keySchema, key(id), nil, nil)
+	}
 	seq := func(topic string) []*connect.Record {
 		return []*connect.Record{ins(topic, 0, 1, "a"), ins(topic, 1, 2, "b"), del(topic, 2, 1), ins(topic, 3, 3, "c"),
 			del(topic, 4, 3), ins(topic, 5, 1, "a2"), del(topic, 6, 9)}

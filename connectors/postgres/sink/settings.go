@@ -38,6 +38,7 @@ type settings struct {
 	retryBackoff       time.Duration
 	trimSensitiveLogs  bool
 	connectionURLShown string // for messages: the URL without secrets
+	socketTimeout      time.Duration
 }
 
 // parseSettings parses props; the error lists every bad key.
@@ -86,11 +87,21 @@ func parseSettings(props map[string]string) (*settings, error) {
 	if strings.EqualFold(cfg.String(DateTimezoneConfig), "UTC") {
 		s.dateZone = time.UTC
 	}
-	u, err := parseURL(cfg.String(ConnectionURLConfig))
+	// Other connection.* keys are driver properties, as Confluent passes
+	// them to pgjdbc (connection.sslmode, connection.socketTimeout, ...).
+	def := ConfigDef()
+	driver := map[string]string{}
+	for k, v := range props {
+		if rest, ok := strings.CutPrefix(k, "connection."); ok && def.Key(k) == nil {
+			driver[rest] = v
+		}
+	}
+	u, err := parseURL(cfg.String(ConnectionURLConfig), driver)
 	if err != nil {
-		return nil, err
+		return nil, &connect.ConfigError{Problems: []connect.ConfigProblem{{Key: ConnectionURLConfig, Message: err.Error()}}}
 	}
 	s.connectionURLShown = u.shown
+	s.socketTimeout = u.socketTimeout
 	user := cfg.String(ConnectionUserConfig)
 	var password *string
 	if !cfg.IsNull(ConnectionPasswordConfig) {

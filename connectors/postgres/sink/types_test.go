@@ -11,7 +11,9 @@ import (
 	"github.com/fjordhq/fjord/internal/testkit"
 )
 
-func named(t connect.Type, name string) *connect.SchemaBuilder { return connect.NewSchema(t).Name(name) }
+func named(t connect.Type, name string) *connect.SchemaBuilder {
+	return connect.NewSchema(t).Name(name)
+}
 
 // typesSchema has a field of every Connect type and logical type, and of
 // Debezium's semantic types; typeCases says the column each gets and how

@@ -20,6 +20,8 @@ type dbURL struct {
 	shown string // secrets masked, for messages
 	// connectTimeoutSet says the URL chose a connect timeout.
 	connectTimeoutSet bool
+	// socketTimeout (pgjdbc's, in seconds) bounds each write; 0: none.
+	socketTimeout time.Duration
 }
 
 // pgjdbcDefaultConnectTimeout is pgjdbc's connectTimeout default.
@@ -44,16 +46,16 @@ func maskURL(s string) string {
 
 // parseURL accepts jdbc:postgresql://host[:port][,host[:port]...][/db][?k=v&...],
 // jdbc:postgresql:db, and libpq's postgres:// and postgresql:// URLs.
-func parseURL(raw string) (*dbURL, error) {
+// driverProps are pgjdbc properties given as connection.<name> keys (as
+// Confluent passes them to the driver); the URL's win over them.
+func parseURL(raw string, driverProps map[string]string) (*dbURL, error) {
 	raw = strings.TrimSpace(raw)
 	shown := maskURL(raw)
 	lower := strings.ToLower(raw)
+	u := &dbURL{shown: shown}
 	switch {
 	case strings.HasPrefix(lower, "postgres://"), strings.HasPrefix(lower, "postgresql://"):
-		if _, err := pgx.ParseConfig(raw); err != nil {
-			return nil, fmt.Errorf("not a valid PostgreSQL URL: %s", firstLineOf(err.Error()))
-		}
-		return &dbURL{dsn: raw, shown: shown, connectTimeoutSet: strings.Contains(lower, "connect_timeout=")}, nil
+		return u.libpqURL(raw, driverProps)
 	case strings.HasPrefix(lower, "jdbc:postgresql:"):
 	case strings.HasPrefix(lower, "jdbc:"):
 		return nil, fmt.Errorf("%s is not a PostgreSQL URL: this sink writes to PostgreSQL (jdbc:postgresql://host:port/database)", shown)
@@ -106,13 +108,71 @@ func parseURL(raw string) (*dbURL, error) {
 		}
 		kw["dbname"] = d
 	}
-	params, err := url.ParseQuery(query)
+	values, err := url.ParseQuery(query)
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid parameters: %v", shown, err)
 	}
-	u := &dbURL{shown: shown}
-	for k, vs := range params {
-		v := vs[len(vs)-1]
+	params := maps.Clone(driverProps)
+	if params == nil {
+		params = map[string]string{}
+	}
+	for k, vs := range values {
+		params[k] = vs[len(vs)-1]
+	}
+	if err := u.pgjdbcParams(params, kw); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(kw)) {
+		fmt.Fprintf(&b, "%s='%s' ", k, strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(kw[k]))
+	}
+	u.dsn = strings.TrimSpace(b.String())
+	if _, err := pgx.ParseConfig(u.dsn); err != nil {
+		return nil, fmt.Errorf("%s: %s", shown, firstLineOf(err.Error()))
+	}
+	return u, nil
+}
+
+// libpqURL keeps a postgres:// URL, adding the driver properties it does
+// not set itself.
+func (u *dbURL) libpqURL(raw string, driverProps map[string]string) (*dbURL, error) {
+	kw := map[string]string{}
+	if err := u.pgjdbcParams(driverProps, kw); err != nil {
+		return nil, err
+	}
+	parsed, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid PostgreSQL URL: %v", err)
+	}
+	q := parsed.Query()
+	for k, v := range kw {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
+	if q.Has("connect_timeout") {
+		u.connectTimeoutSet = true
+	}
+	parsed.RawQuery = q.Encode()
+	u.dsn = parsed.String()
+	if _, err := pgx.ParseConfig(u.dsn); err != nil {
+		return nil, fmt.Errorf("not a valid PostgreSQL URL: %s", firstLineOf(err.Error()))
+	}
+	return u, nil
+}
+
+// pgjdbcParams translates pgjdbc's connection properties to libpq
+// keywords (and the sink's own timeouts).
+func (u *dbURL) pgjdbcParams(params map[string]string, kw map[string]string) error {
+	seconds := func(k, v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%s: %s must be a number of seconds, not %q", u.shown, k, v)
+		}
+		return n, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		v := params[k]
 		switch k {
 		case "user", "password", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword", "options":
 			kw[k] = v
@@ -126,14 +186,21 @@ func parseURL(raw string) (*dbURL, error) {
 			kw["search_path"] = v
 		case "ApplicationName":
 			kw["application_name"] = v
-		case "connectTimeout":
-			if _, err := strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("%s: connectTimeout must be a number of seconds, not %q", shown, v)
+		case "connectTimeout", "loginTimeout":
+			n, err := seconds(k, v)
+			if err != nil {
+				return err
 			}
-			if v != "0" {
+			if n > 0 {
 				kw["connect_timeout"] = v
 				u.connectTimeoutSet = true
 			}
+		case "socketTimeout":
+			n, err := seconds(k, v)
+			if err != nil {
+				return err
+			}
+			u.socketTimeout = time.Duration(n) * time.Second
 		case "targetServerType":
 			switch strings.ToLower(v) {
 			case "any":
@@ -147,21 +214,13 @@ func parseURL(raw string) (*dbURL, error) {
 			case "preferprimary":
 				kw["target_session_attrs"] = "primary"
 			default:
-				return nil, fmt.Errorf("%s: unknown targetServerType %q", shown, v)
+				return fmt.Errorf("%s: unknown targetServerType %q", u.shown, v)
 			}
 		}
 		// Other pgjdbc properties (prepareThreshold, reWriteBatchedInserts,
-		// socketTimeout, ...) tune the Java driver and mean nothing here.
+		// tcpKeepAlive, ...) tune the Java driver and mean nothing here.
 	}
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(kw)) {
-		fmt.Fprintf(&b, "%s='%s' ", k, strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(kw[k]))
-	}
-	u.dsn = strings.TrimSpace(b.String())
-	if _, err := pgx.ParseConfig(u.dsn); err != nil {
-		return nil, fmt.Errorf("%s: %s", shown, firstLineOf(err.Error()))
-	}
-	return u, nil
+	return nil
 }
 
 // connConfig returns pgx's config; connection.user and connection.password

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"unsafe"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/fjordhq/fjord/connect"
 )
 
@@ -81,6 +79,11 @@ func (e *recordError) Unwrap() error { return e.err }
 // and the failing records reported; otherwise, and for connection
 // errors, the error is returned for the task to retry or fail.
 func (w *writer) write(ctx context.Context, recs []*connect.Record, report reportFunc, unroll unrollMode) error {
+	if w.s.socketTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.s.socketTimeout)
+		defer cancel()
+	}
 	if err := w.db.ensure(ctx); err != nil {
 		return err
 	}
@@ -256,9 +259,3 @@ func (w *writer) reset() {
 }
 
 func (w *writer) close() { w.db.close() }
-
-// isPgCode reports whether err is a PostgreSQL error with code.
-func isPgCode(err error, code string) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
-}
