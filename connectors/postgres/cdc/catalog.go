@@ -318,8 +318,13 @@ func (t *Task) newCapturedTable(ti *tableInfo, rel []relColumn) (*capturedTable,
 			}
 			col, _ = t.cat.column(rc.name, rc.typeOID, rc.typeMod)
 		}
-		if cc, ok := byName[rc.name]; ok && cc.typeOID == rc.typeOID {
-			col.Optional, col.Default = cc.optional, cc.def
+		// Nullability comes from the catalog as it is now, as Debezium reads
+		// it; a default only when the column still has the streamed type.
+		if cc, ok := byName[rc.name]; ok {
+			col.Optional = cc.optional
+			if cc.typeOID == rc.typeOID {
+				col.Default = cc.def
+			}
 		}
 		ct.pos = append(ct.pos, len(tbl.Columns))
 		tbl.Columns = append(tbl.Columns, col)

@@ -389,8 +389,8 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 			hDel.Add("__debezium.newkey", ct.schemas.Key, newKey)
 			hCreate.Add("__debezium.oldkey", ct.schemas.Key, oldKey)
 			st.add(ct.topic, ct.schemas.Key, oldKey, ct.schemas.EnvelopeSchema, ct.schemas.Envelope("d", before, nil, src, now), 0, hDel)
-			if t.s.tombstones {
-				st.add(ct.topic, ct.schemas.Key, oldKey, nil, nil, 1, nil)
+			if t.s.tombstones { // the tombstone carries the delete's headers
+				st.add(ct.topic, ct.schemas.Key, oldKey, nil, nil, 1, hDel)
 			}
 			st.add(ct.topic, ct.schemas.Key, newKey, ct.schemas.EnvelopeSchema, ct.schemas.Envelope("c", nil, after, src, now), 2, hCreate)
 			break
@@ -402,8 +402,8 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 			return err
 		}
 		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, ct.schemas.Envelope("d", before, nil, src, now), 0, nil)
-		if t.s.tombstones && key != nil {
-			st.add(ct.topic, ct.schemas.Key, key, nil, nil, 1, nil)
+		if t.s.tombstones { // even with a null key (no primary key), as Debezium
+			st.add(ct.topic, ct.schemas.Key, structOrNil(key), nil, nil, 1, nil)
 		}
 	}
 	if len(st.batch) >= t.s.maxBatch {
@@ -474,8 +474,8 @@ func (st *streamer) heartbeat(ctx context.Context) error {
 }
 
 var (
-	heartbeatKeySchema = connect.NewStruct().Name("io.debezium.connector.common.ServerNameKey").
+	heartbeatKeySchema = connect.NewStruct().Name("io.debezium.connector.common.ServerNameKey").Version(1).
 				Field("serverName", connect.NewSchema(connect.String).Build()).Build()
-	heartbeatValueSchema = connect.NewStruct().Name("io.debezium.connector.common.Heartbeat").
+	heartbeatValueSchema = connect.NewStruct().Name("io.debezium.connector.common.Heartbeat").Version(1).
 				Field("ts_ms", connect.NewSchema(connect.Int64).Build()).Build()
 )
