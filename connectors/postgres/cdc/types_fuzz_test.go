@@ -17,6 +17,7 @@ var fuzzColumns = []Column{
 	{TypeName: "_int4", ElemName: "int4"}, {TypeName: "_text", ElemName: "text"}, {TypeName: "_numeric", ElemName: "numeric"},
 	{TypeName: "_timestamptz", ElemName: "timestamptz"}, {TypeName: "_time", ElemName: "time"}, {TypeName: "_bytea", ElemName: "bytea"},
 	{TypeName: "_mood", ElemName: "mood", ElemKind: 'e', EnumValues: mood}, {TypeName: "_hstore", ElemName: "hstore"},
+	{TypeName: "vector"}, {TypeName: "halfvec"}, {TypeName: "sparsevec"},
 }
 
 var fuzzModes = []TypeOptions{
@@ -32,7 +33,7 @@ func FuzzTypesRow(f *testing.F) {
 	for _, s := range []string{"1", "-1", "t", "1.5", "NaN", "-Infinity", "$1,234.50", `\x00ff`, "101", "2024-02-29",
 		"0044-03-15 BC", "24:00:00", "13:14:15.123456+02", "2024-02-29 13:14:15.123456+02", "infinity",
 		"1 year 2 mons -3 days 04:05:06.5", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", `{"a": 1}`, "(1.5,-2)",
-		`"a"=>"1", "b"=>NULL`, "ok", `{1,NULL,3}`, `{"a b","c\"d"}`, `{{1,2},{3,4}}`, `[0:1]={t,f}`, ""} {
+		`"a"=>"1", "b"=>NULL`, "ok", `{1,NULL,3}`, `{"a b","c\"d"}`, `{{1,2},{3,4}}`, `[0:1]={t,f}`, "[1,2.5]", "{1:1.5,3:2}/5", ""} {
 		f.Add(uint8(0), uint8(0), []byte(s), false)
 	}
 	tables := make([][]*TableSchemas, len(fuzzModes))

@@ -250,6 +250,10 @@ func mapScalar(t typeInfo, o *typeOpts, elem bool) *mapping {
 		return pointMapping()
 	case "hstore":
 		return hstoreMapping(o)
+	case "vector", "halfvec":
+		return vectorMapping(t.name == "halfvec")
+	case "sparsevec":
+		return sparseVectorMapping()
 	}
 	return nil
 }

@@ -200,6 +200,14 @@ func TestTypesDecode(t *testing.T) {
 		{"2-D text[]", Column{TypeName: "_text", ElemName: "text", Optional: true}, TypeOptions{}, sp(`{{a,b},{"c}",d}}`),
 			`{"schema":{"type":"array","items":{"type":"string","optional":true},"optional":true},"payload":[null,null]}`},
 
+		// pgvector.
+		{"vector", Column{TypeName: "vector", TypeMod: 3, Optional: true}, TypeOptions{}, sp("[1,2.5,-3]"),
+			`{"schema":{"type":"array","items":{"type":"double","optional":false},"optional":true,"name":"io.debezium.data.DoubleVector","version":1},"payload":[1.0,2.5,-3.0]}`},
+		{"halfvec", Column{TypeName: "halfvec", TypeMod: 2, Optional: true}, TypeOptions{}, sp("[0.5,1]"),
+			`{"schema":{"type":"array","items":{"type":"float","optional":false},"optional":true,"name":"io.debezium.data.FloatVector","version":1},"payload":[0.5,1.0]}`},
+		{"sparsevec", Column{TypeName: "sparsevec", Optional: true}, TypeOptions{}, sp("{1:1.5,3:2}/5"),
+			`{"schema":{"type":"struct","fields":[{"type":"int16","optional":false,"field":"dimensions"},{"type":"map","keys":{"type":"int16","optional":false},"values":{"type":"double","optional":false},"optional":false,"field":"vector"}],"optional":true,"name":"io.debezium.data.SparseDoubleVector","version":1,"doc":"Sparse double vector"},"payload":{"dimensions":5,"vector":[[1,1.5],[3,2.0]]}}`},
+
 		// Columns Debezium leaves out.
 		{"money[]", Column{TypeName: "_money", ElemName: "money", Optional: true}, TypeOptions{}, sp(`{$1.00}`), ""},
 		{"interval[]", Column{TypeName: "_interval", ElemName: "interval", Optional: true}, TypeOptions{}, sp(`{00:00:01}`), ""},
