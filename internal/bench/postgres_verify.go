@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -70,6 +71,10 @@ func (x *pgRun) verifyCDCTopic(ctx context.Context, addr, topic, phase string) e
 	}
 	if n != want {
 		return fmt.Errorf("%d records, want %d", n, want)
+	}
+	// Records that arrived after the timed phase ended are duplicates too.
+	if end, err := topicEnd(ctx, kadm.NewClient(cl), topic); err != nil || end != want {
+		return fmt.Errorf("the topic ends at %d records (%v), want %d", end, err, want)
 	}
 	for id := int64(1); id <= rows; id++ {
 		if int(seen[id]) != per {
