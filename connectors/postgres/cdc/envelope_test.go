@@ -145,6 +145,9 @@ func TestEnvelopeEvents(t *testing.T) {
 	if _, err := ts.Row([][]byte{nil}, nil); err == nil {
 		t.Error("short row: no error")
 	}
+	if _, err := ts.Row(make([][]byte, 4), []bool{true}); err == nil {
+		t.Error("short TOAST flags: no error")
+	}
 	nokey, _ := NewTableSchemas("p", &Table{Schema: "s", Name: "v", Columns: tbl.Columns}, TypeOptions{})
 	if nokey.Key != nil {
 		t.Error("table without key has a key schema")

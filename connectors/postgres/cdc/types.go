@@ -265,8 +265,9 @@ func NewTableSchemas(topicPrefix string, t *Table, opts TypeOptions) (*TableSche
 // placeholder in the column type's shape. toasted may be nil. The values
 // are copied: the caller may reuse their buffers.
 func (ts *TableSchemas) Row(values [][]byte, toasted []bool) (*connect.Struct, error) {
-	if len(values) != len(ts.cols) {
-		return nil, fmt.Errorf("row has %d values, table %s.%s has %d columns", len(values), ts.Table.Schema, ts.Table.Name, len(ts.cols))
+	if len(values) != len(ts.cols) || (toasted != nil && len(toasted) != len(values)) {
+		return nil, fmt.Errorf("row has %d values (%d TOAST flags), table %s.%s has %d columns", len(values), len(toasted),
+			ts.Table.Schema, ts.Table.Name, len(ts.cols))
 	}
 	st := connect.NewStructValue(ts.Value)
 	var a arena
