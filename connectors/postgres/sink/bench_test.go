@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -57,6 +59,7 @@ const benchTable = `CREATE TABLE %s (id BIGINT PRIMARY KEY, name TEXT, qty INT N
 // scale, COPY ... FROM STDIN of the same rows into the same kind of table
 // (text, as psql sends it, and pgx's binary COPY).
 func BenchmarkSink(b *testing.B) {
+	quiet(b)
 	pg := testkit.StartPostgres(b)
 	ctx := context.Background()
 	conn := pg.Connect(b, "postgres")
@@ -193,4 +196,11 @@ func benchCopyText(b *testing.B, conn *pgx.Conn, recs []*connect.Record, batch i
 		elapsed += time.Since(start)
 	}
 	b.ReportMetric(float64(len(recs)*b.N)/elapsed.Seconds(), "rows/s")
+}
+
+// quiet drops the tasks' info logs (one per start) from benchmark output.
+func quiet(b *testing.B) {
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b.Cleanup(func() { slog.SetDefault(prev) })
 }
