@@ -622,11 +622,6 @@ func knownDivergences() []*knownDivergence {
 			why: "as in default"},
 		{run: "string_connect_hex", table: "times", op: "r", field: "after.c_date", match: snapshotDate,
 			why: "as in default"},
-		{run: "string_connect_hex", table: "times", op: "*", field: "*",
-			match: func(e string) bool {
-				return strings.Contains(e, "Kafka Connect Time type should not have any date fields")
-			},
-			why: "connect.TimeToMillis refuses 24:00:00 (86400000 ms), which Kafka's Time.fromLogical accepts (connect/logical.go)"},
 	}
 }
 
