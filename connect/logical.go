@@ -195,7 +195,9 @@ func DaysToDate(days int32) time.Time { return time.UnixMilli(int64(days) * msPe
 // TimeToMillis converts a Time value (on 1970-01-01) to milliseconds of the day.
 func TimeToMillis(t time.Time) (int32, error) {
 	ms := t.UnixMilli()
-	if ms < 0 || ms >= msPerDay {
+	// Kafka's Time.fromLogical accepts a whole day (24:00:00, which
+	// PostgreSQL's time type has): unixMillis > MILLIS_PER_DAY fails.
+	if ms < 0 || ms > msPerDay {
 		return 0, dataErrorf("Kafka Connect Time type should not have any date fields set to non-zero values.")
 	}
 	return int32(ms), nil

@@ -44,6 +44,14 @@ type streamer struct {
 	ch    change
 	batch []*connect.SourceRecord
 
+	// Transaction metadata (provide.transaction.metadata): the current
+	// transaction's data events, in all and per table (in order of first
+	// appearance).
+	txEvents  int64
+	txTables  []string
+	txPer     map[string]int64
+	txFirstID string
+
 	nextStatus, nextHeartbeat time.Time
 	deadline                  time.Time
 }
@@ -260,6 +268,8 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 			st.seqPrefix, st.began = `[null,"`, true
 		}
 		st.skipTx = st.skip.present && st.finalLSN < st.skip.lsnCommit
+		st.txEvents, st.txTables = 0, st.txTables[:0]
+		clear(st.txPer)
 		return nil
 	case 'C':
 		var m pglogrepl.CommitMessage
@@ -268,6 +278,9 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 		}
 		st.inTx = false
 		st.lastCommit = uint64(m.CommitLSN)
+		if t.s.txMetadata && st.txEvents > 0 {
+			st.txEnd(uint64(m.CommitLSN))
+		}
 		if uint64(m.TransactionEndLSN) > st.idleLSN {
 			st.idleLSN = uint64(m.TransactionEndLSN)
 		}
@@ -296,7 +309,7 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 				continue
 			}
 			src := st.source(ct, lsn)
-			value := ct.schemas.Envelope("t", nil, nil, src, time.Now())
+			value := st.env(ct, "t", nil, nil, src, time.Now(), lsn)
 			st.add(ct.topic, nil, nil, ct.schemas.EnvelopeSchema, value, 0, nil)
 		}
 		return nil
@@ -369,7 +382,7 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 		if err != nil {
 			return err
 		}
-		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, ct.schemas.Envelope("c", nil, after, src, now), 0, nil)
+		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, st.env(ct, "c", nil, after, src, now, lsn), 0, nil)
 	case 'U':
 		newKey, err := ct.schemas.KeyOf(after)
 		if err != nil {
@@ -388,20 +401,20 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 			var hDel, hCreate connect.Headers
 			hDel.Add("__debezium.newkey", ct.schemas.Key, newKey)
 			hCreate.Add("__debezium.oldkey", ct.schemas.Key, oldKey)
-			st.add(ct.topic, ct.schemas.Key, oldKey, ct.schemas.EnvelopeSchema, ct.schemas.Envelope("d", before, nil, src, now), 0, hDel)
+			st.add(ct.topic, ct.schemas.Key, oldKey, ct.schemas.EnvelopeSchema, st.env(ct, "d", before, nil, src, now, lsn), 0, hDel)
 			if t.s.tombstones { // the tombstone carries the delete's headers
 				st.add(ct.topic, ct.schemas.Key, oldKey, nil, nil, 1, hDel)
 			}
-			st.add(ct.topic, ct.schemas.Key, newKey, ct.schemas.EnvelopeSchema, ct.schemas.Envelope("c", nil, after, src, now), 2, hCreate)
+			st.add(ct.topic, ct.schemas.Key, newKey, ct.schemas.EnvelopeSchema, st.env(ct, "c", nil, after, src, now, lsn), 2, hCreate)
 			break
 		}
-		st.add(ct.topic, ct.schemas.Key, structOrNil(newKey), ct.schemas.EnvelopeSchema, ct.schemas.Envelope("u", before, after, src, now), 0, nil)
+		st.add(ct.topic, ct.schemas.Key, structOrNil(newKey), ct.schemas.EnvelopeSchema, st.env(ct, "u", before, after, src, now, lsn), 0, nil)
 	case 'D':
 		key, err := ct.schemas.KeyOf(before)
 		if err != nil {
 			return err
 		}
-		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, ct.schemas.Envelope("d", before, nil, src, now), 0, nil)
+		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, st.env(ct, "d", before, nil, src, now, lsn), 0, nil)
 		if t.s.tombstones { // even with a null key (no primary key), as Debezium
 			st.add(ct.topic, ct.schemas.Key, structOrNil(key), nil, nil, 1, nil)
 		}
@@ -410,6 +423,55 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 		return st.flushBatch(ctx)
 	}
 	return nil
+}
+
+// env builds a change event's value; with transaction metadata on it
+// numbers the event in its transaction and emits the transaction's BEGIN
+// before its first event.
+func (st *streamer) env(ct *capturedTable, op string, before, after *connect.Struct, src SourceInfo, now time.Time, lsn uint64) *connect.Struct {
+	if !st.t.s.txMetadata {
+		return ct.schemas.Envelope(op, before, after, src, now)
+	}
+	id := strconv.FormatUint(uint64(st.xid), 10) + ":" + strconv.FormatUint(lsn, 10)
+	if st.txEvents == 0 {
+		st.txFirstID = id
+		v := connect.NewStructValue(txValueSchema).MustPut("status", "BEGIN").MustPut("id", id).MustPut("ts_ms", st.commitTime.UnixMilli())
+		st.addMeta(id, v, -1)
+	}
+	st.txEvents++
+	coll := ct.schema + "." + ct.name
+	if st.txPer == nil {
+		st.txPer = map[string]int64{}
+	}
+	if st.txPer[coll] == 0 {
+		st.txTables = append(st.txTables, coll)
+	}
+	st.txPer[coll]++
+	return ct.schemas.EnvelopeTx(op, before, after, src, now, &TxBlock{ID: id, TotalOrder: st.txEvents, DataCollectionOrder: st.txPer[coll]})
+}
+
+// txEnd emits the END event of a transaction that had data events.
+func (st *streamer) txEnd(commitLSN uint64) {
+	colls := make([]any, len(st.txTables))
+	for i, c := range st.txTables {
+		colls[i] = connect.NewStructValue(txCollectionSchema).MustPut("data_collection", c).MustPut("event_count", st.txPer[c])
+	}
+	id := strconv.FormatUint(uint64(st.xid), 10) + ":" + strconv.FormatUint(commitLSN, 10)
+	v := connect.NewStructValue(txValueSchema).MustPut("status", "END").MustPut("id", id).
+		MustPut("event_count", st.txEvents).MustPut("data_collections", colls).MustPut("ts_ms", st.commitTime.UnixMilli())
+	st.addMeta(id, v, 4)
+}
+
+// addMeta queues a transaction metadata record; its offset sorts just
+// before the transaction's next change record (seqDelta -1) or after its
+// last (4).
+func (st *streamer) addMeta(id string, v *connect.Struct, seqDelta int64) {
+	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + seqDelta, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro()}
+	if off.lsnCommit == st.skip.lsnCommit && off.seq <= st.skip.seq {
+		return
+	}
+	key := connect.NewStructValue(txKeySchema).MustPut("id", id)
+	st.batch = append(st.batch, connect.NewSourceRecord(st.t.partition, off.toMap(), st.t.s.txTopic, txKeySchema, key, txValueSchema, v))
 }
 
 // source is the source block of a change at lsn in the current
@@ -474,6 +536,17 @@ func (st *streamer) heartbeat(ctx context.Context) error {
 }
 
 var (
+	txKeySchema = connect.NewStruct().Name("io.debezium.connector.common.TransactionMetadataKey").Version(1).
+			Field("id", connect.NewSchema(connect.String).Build()).Build()
+	txCollectionSchema = connect.NewStruct().Name("event.collection").Version(1).Optional().
+				Field("data_collection", connect.NewSchema(connect.String).Build()).
+				Field("event_count", connect.NewSchema(connect.Int64).Build()).Build()
+	txValueSchema = connect.NewStruct().Name("io.debezium.connector.common.TransactionMetadataValue").Version(1).
+			Field("status", connect.NewSchema(connect.String).Build()).
+			Field("id", connect.NewSchema(connect.String).Build()).
+			Field("event_count", connect.NewSchema(connect.Int64).Optional().Build()).
+			Field("data_collections", connect.NewArray(txCollectionSchema).Optional().Build()).
+			Field("ts_ms", connect.NewSchema(connect.Int64).Build()).Build()
 	heartbeatKeySchema = connect.NewStruct().Name("io.debezium.connector.common.ServerNameKey").Version(1).
 				Field("serverName", connect.NewSchema(connect.String).Build()).Build()
 	heartbeatValueSchema = connect.NewStruct().Name("io.debezium.connector.common.Heartbeat").Version(1).
