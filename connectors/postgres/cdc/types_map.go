@@ -102,6 +102,9 @@ func resolveType(c *Column) typeInfo {
 func mapColumn(c *Column, o *typeOpts) (*mapping, error) {
 	t := resolveType(c)
 	if t.name == "" && t.elem == "" {
+		if c.TypeKind == 'd' {
+			return nil, fmt.Errorf("domain %q has no BaseName (its root base type)", c.TypeName)
+		}
 		return nil, fmt.Errorf("no type name")
 	}
 	if t.elem != "" {

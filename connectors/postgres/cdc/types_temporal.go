@@ -13,9 +13,6 @@ import (
 // be longer than their text ("+00" becomes ".000000Z").
 const zoneSlack = 8
 
-// formatted keeps a formatted string in the row's arena.
-func formatted(a *arena, b []byte) string { return a.str(b) }
-
 func dateMapping(o *typeOpts) *mapping {
 	m := &mapping{toastErr: errToastType}
 	switch o.time {
@@ -38,7 +35,7 @@ func dateMapping(o *typeOpts) *mapping {
 				return nil, err
 			}
 			var buf [24]byte
-			return formatted(a, append(appendLocalDate(buf[:0], d), 'Z')), nil
+			return a.str(append(appendLocalDate(buf[:0], d), 'Z')), nil
 		}
 	default:
 		m.schema = named(connect.Int32, dbzDate)
@@ -115,7 +112,7 @@ func timeMapping(scale int32, o *typeOpts, elem bool) *mapping {
 				return nil, err
 			}
 			var buf [24]byte
-			return formatted(a, append(appendClock(buf[:0], floorMod(n, nanosPerDay), 0), 'Z')), nil
+			return a.str(append(appendClock(buf[:0], floorMod(n, nanosPerDay), 0), 'Z')), nil
 		}
 	}
 	return m
@@ -135,7 +132,7 @@ func timetzMapping(o *typeOpts, elem bool) *mapping {
 				n -= n % nanosPerSecond
 			}
 			var buf [24]byte
-			return formatted(a, append(appendClock(buf[:0], n, 0), 'Z')), nil
+			return a.str(append(appendClock(buf[:0], n, 0), 'Z')), nil
 		},
 	}
 }
@@ -204,7 +201,7 @@ func timestampMapping(scale int32, o *typeOpts) *mapping {
 				return nil, err
 			}
 			var buf [48]byte
-			return formatted(a, appendInstant(buf[:0], t, 0)), nil
+			return a.str(appendInstant(buf[:0], t, 0)), nil
 		}
 	}
 	return m
@@ -228,7 +225,7 @@ func timestamptzMapping(scale int32, o *typeOpts) *mapping {
 				return "-infinity", nil
 			}
 			var buf [48]byte
-			return formatted(a, appendInstant(buf[:0], t, width)), nil
+			return a.str(appendInstant(buf[:0], t, width)), nil
 		},
 	}
 }
