@@ -220,3 +220,36 @@ func TestSocketTimeout(t *testing.T) {
 	put(t, task, rec("stuck", 1, nil, nil, valueSchema, value(2, "b", 2)))
 	wantRows(t, rows(t, pg, "postgres", "SELECT count(*) FROM stuck"), "2")
 }
+
+// TestConnectionAttempts: connecting is tried connection.attempts times,
+// connection.backoff.ms apart, within one put. (pgx may open one more
+// connection per failed attempt, to cancel it: attempts are counted by
+// the backoffs between them.)
+func TestConnectionAttempts(t *testing.T) {
+	pg := testkit.StartPostgres(t)
+	proxy := faultproxy.Start(t, net.JoinHostPort(pg.Host, strconv.Itoa(pg.Port)))
+	proxy.Drop(1) // every connection is reset at its first bytes
+	url := "jdbc:postgresql://" + proxy.Addr() + "/postgres?sslmode=disable"
+	for _, c := range []struct {
+		attempts string
+		min, max time.Duration
+	}{{"3", 400 * time.Millisecond, time.Hour}, {"1", 0, 2 * time.Second}} {
+		props := pgProps(pg, "postgres", "connection.url", url,
+			"connection.attempts", c.attempts, "connection.backoff.ms", map[string]string{"3": "200", "1": "5000"}[c.attempts], "max.retries", "0")
+		task, _ := startTask(t, props, false)
+		before := proxy.Accepted()
+		start := time.Now()
+		err := task.Put(context.Background(), []*connect.Record{rec("t", 0, nil, nil, valueSchema, value(1, "a", 1))})
+		d := time.Since(start)
+		if err == nil || !strings.Contains(err.Error(), "connect to jdbc:postgresql://"+proxy.Addr()) {
+			t.Fatalf("put: %v", err)
+		}
+		n, _ := strconv.Atoi(c.attempts)
+		if got := proxy.Accepted() - before; got < int64(n) {
+			t.Errorf("attempts %s: %d connections", c.attempts, got)
+		}
+		if d < c.min || d > c.max {
+			t.Errorf("attempts %s took %v, want between %v and %v", c.attempts, d, c.min, c.max)
+		}
+	}
+}
