@@ -109,6 +109,9 @@ func postgresCommand() *cobra.Command {
 	f.BoolVar(&cfg.Verify, "verify", true, "in the first run, read every CDC topic back and check its events")
 	f.DurationVar(&cfg.Poll, "poll", 10*time.Millisecond, "how often a topic's end offsets are read")
 	f.DurationVar(&cfg.DBPoll, "db-poll", 100*time.Millisecond, "how often the sink's table is counted")
+	// Debezium streams a few thousand rows/s on a busy 2-core machine: 200 k
+	// rows take minutes.
+	f.DurationVar(&cfg.PhaseTimeout, "phase-timeout", 10*time.Minute, "give up on a phase (its rows not all delivered) after this long")
 	f.StringVar(&cfg.Dir, "dir", "", "where data dirs go (default: a new temp dir, removed afterwards)")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data dirs and logs (fjord dev's broker.log, Kafka's and Kafka Connect's logs)")
 	f.StringVar(&cfg.Bin, "fjord-bin", "", "fjord binary to run as \"fjord dev\" (default: this executable)")
@@ -125,9 +128,7 @@ func postgresCommand() *cobra.Command {
 	f.StringVar(&cfg.Note, "note", "", "a line for the report's header (e.g. whether the machine was quiet)")
 	f.StringVar(&jsonOut, "json", "", "also write the full report, every sample, to this JSON file")
 	cfg.WarmupFrac = 0.1
-	// Debezium streams a few thousand rows/s on a busy 2-core machine:
-	// 200 k rows take minutes.
-	cfg.StartTimeout, cfg.PhaseTimeout, cfg.StopGrace = 180*time.Second, 10*time.Minute, 30*time.Second
+	cfg.StartTimeout, cfg.StopGrace = 180*time.Second, 30*time.Second
 	return cmd
 }
 
@@ -151,6 +152,8 @@ func applyPostgresQuick(cfg *PostgresBenchConfig, changed func(string) bool) {
 	if !changed("db-poll") {
 		cfg.DBPoll = 20 * time.Millisecond // a few hundred ms of sink work
 	}
-	cfg.PhaseTimeout = 2 * time.Minute
+	if !changed("phase-timeout") {
+		cfg.PhaseTimeout = 2 * time.Minute
+	}
 	cfg.StopGrace = 10 * time.Second
 }
