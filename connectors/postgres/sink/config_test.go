@@ -121,6 +121,9 @@ func TestValidate(t *testing.T) {
 			"insert.mode": "needs the rows' primary key",
 			"batch.size":  "Not a number of type INT",
 		}},
+		{"no cross check on a bad key", []string{"delete.enabled", "true", "pk.mode", "keys"}, map[string]string{
+			"pk.mode": "Invalid value keys for configuration pk.mode",
+		}},
 		{"duplicate field", []string{"fields.whitelist", "a,b,a"}, map[string]string{
 			"fields.whitelist": `names "a" twice`,
 		}},

@@ -76,36 +76,30 @@ func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
 	for i := range values {
 		byName[values[i].Name] = &values[i]
 	}
-	hasErrors := func() bool {
-		for _, v := range values {
-			if len(v.Errors) > 0 {
-				return true
-			}
+	bad := map[string]bool{}
+	for _, v := range values {
+		if len(v.Errors) > 0 {
+			bad[v.Name] = true
 		}
-		return false
 	}
-	if hasErrors() {
-		// The cross-key checks run on what parses; a key already in error
-		// gets no second message.
-		cfg, _ := def.Parse(defaultsForBad(def, props, values))
-		if cfg != nil {
-			for _, p := range crossProblems(cfg) {
-				if v := byName[p.Key]; v != nil && len(v.Errors) == 0 && props[p.Key] != "" {
-					v.Errors = append(v.Errors, p.Message)
+	// The checks across keys run on the keys that parse (those in error
+	// take their defaults); a check that reads a key in error says
+	// nothing more.
+	if cfg, _ := def.Parse(defaultsForBad(def, props, values)); cfg != nil {
+	next:
+		for _, p := range crossProblems(cfg) {
+			for _, k := range p.involves {
+				if bad[k] {
+					continue next
 				}
 			}
+			byName[p.Key].Errors = append(byName[p.Key].Errors, p.Message)
 		}
-		return values
 	}
-	cfg, err := def.Parse(props)
-	if err != nil {
-		return values // cannot happen: Validate found no error
-	}
-	for _, p := range crossProblems(cfg) {
-		byName[p.Key].Errors = append(byName[p.Key].Errors, p.Message)
-	}
-	if hasErrors() {
-		return values
+	for _, v := range values {
+		if len(v.Errors) > 0 {
+			return values // Confluent connects only when all else is well
+		}
 	}
 	s, err := parseSettings(props)
 	if err != nil {

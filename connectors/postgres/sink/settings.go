@@ -47,7 +47,11 @@ func parseSettings(props map[string]string) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	if problems := crossProblems(cfg); len(problems) > 0 {
+	if cross := crossProblems(cfg); len(cross) > 0 {
+		problems := make([]connect.ConfigProblem, len(cross))
+		for i, p := range cross {
+			problems[i] = p.ConfigProblem
+		}
 		return nil, &connect.ConfigError{Problems: problems}
 	}
 	s := &settings{
@@ -114,36 +118,45 @@ func parseSettings(props map[string]string) (*settings, error) {
 	return s, nil
 }
 
+// crossProblem is a problem of several keys together, reported on key.
+type crossProblem struct {
+	connect.ConfigProblem
+	involves []string // every key the check reads
+}
+
 // crossProblems are the checks across keys: Confluent's (delete.enabled
 // needs pk.mode=record_key) and those Confluent only finds when the first
 // record arrives (an upsert or update needs keys; pk.mode=kafka takes three
 // names).
-func crossProblems(cfg *connect.Config) []connect.ConfigProblem {
-	var out []connect.ConfigProblem
+func crossProblems(cfg *connect.Config) []crossProblem {
+	var out []crossProblem
+	add := func(key, msg string, involves ...string) {
+		out = append(out, crossProblem{connect.ConfigProblem{Key: key, Message: msg}, involves})
+	}
 	pkMode := strings.ToLower(cfg.String(PKModeConfig))
 	insertMode := strings.ToLower(cfg.String(InsertModeConfig))
 	if cfg.Bool(DeleteEnabledConfig) && pkMode != PKModeRecordKey {
 		msg := "Deletes are only supported for pk.mode record_key"
-		out = append(out, connect.ConfigProblem{Key: PKModeConfig, Message: msg}, connect.ConfigProblem{Key: DeleteEnabledConfig, Message: msg})
+		add(PKModeConfig, msg, PKModeConfig, DeleteEnabledConfig)
+		add(DeleteEnabledConfig, msg, PKModeConfig, DeleteEnabledConfig)
 	}
 	if pkMode == PKModeNone && insertMode != InsertModeInsert {
-		out = append(out, connect.ConfigProblem{Key: InsertModeConfig,
-			Message: fmt.Sprintf("insert.mode %s needs the rows' primary key: set pk.mode to record_key, record_value or kafka", insertMode)})
+		add(InsertModeConfig, fmt.Sprintf("insert.mode %s needs the rows' primary key: set pk.mode to record_key, record_value or kafka", insertMode),
+			InsertModeConfig, PKModeConfig)
 	}
 	if n := len(cfg.List(PKFieldsConfig)); pkMode == PKModeKafka && n != 0 && n != 3 {
-		out = append(out, connect.ConfigProblem{Key: PKFieldsConfig,
-			Message: fmt.Sprintf("pk.mode kafka needs either no pk.fields (for %s) or exactly 3 names (topic, partition, offset columns), not %d",
-				strings.Join(defaultKafkaPKNames, ","), n)})
+		add(PKFieldsConfig, fmt.Sprintf("pk.mode kafka needs either no pk.fields (for %s) or exactly 3 names (topic, partition, offset columns), not %d",
+			strings.Join(defaultKafkaPKNames, ","), n), PKFieldsConfig, PKModeConfig)
 	}
 	for _, key := range []string{PKFieldsConfig, FieldsWhitelistConfig, TimestampFieldsListConfig} {
 		items := cfg.List(key)
 		for i, it := range items {
 			if it == "" {
-				out = append(out, connect.ConfigProblem{Key: key, Message: key + " has an empty field name"})
+				add(key, key+" has an empty field name", key)
 				break
 			}
 			if slices.Contains(items[:i], it) {
-				out = append(out, connect.ConfigProblem{Key: key, Message: fmt.Sprintf("%s names %q twice", key, it)})
+				add(key, fmt.Sprintf("%s names %q twice", key, it), key)
 				break
 			}
 		}
