@@ -21,6 +21,7 @@ var sessionParams = map[string]string{
 	"TimeZone":           "UTC",
 	"IntervalStyle":      "postgres",
 	"extra_float_digits": "3",
+	"lc_monetary":        "C", // money as $1,234.56 whatever the server's locale
 	"bytea_output":       "hex",
 	"application_name":   "fjord-postgres-cdc",
 }
@@ -127,6 +128,7 @@ type pgType struct {
 	kind     byte
 	elem     uint32 // arrays: element type
 	base     uint32 // domains: base type
+	typmod   int32  // domains: the modifier of the base type (numeric(10,2))
 	category byte
 }
 
@@ -138,18 +140,19 @@ type catalog struct {
 
 func loadCatalog(ctx context.Context, c *pgx.Conn) (*catalog, error) {
 	cat := &catalog{types: map[uint32]pgType{}, enums: map[uint32][]string{}}
-	rows, err := c.Query(ctx, `SELECT oid, typname, typtype, typelem, typbasetype, typcategory FROM pg_type`)
+	rows, err := c.Query(ctx, `SELECT oid, typname, typtype, typelem, typbasetype, typtypmod, typcategory FROM pg_type`)
 	if err != nil {
 		return nil, fmt.Errorf("read pg_type: %w", err)
 	}
 	for rows.Next() {
 		var oid, elem, base uint32
 		var name, kind, cat_ string
-		if err := rows.Scan(&oid, &name, &kind, &elem, &base, &cat_); err != nil {
+		var typmod int32
+		if err := rows.Scan(&oid, &name, &kind, &elem, &base, &typmod, &cat_); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		t := pgType{name: name, elem: elem, base: base}
+		t := pgType{name: name, elem: elem, base: base, typmod: typmod}
 		if kind != "" {
 			t.kind = kind[0]
 		}
@@ -190,8 +193,27 @@ func (cat *catalog) column(name string, oid uint32, mod int32) (Column, bool) {
 	case t.kind == 'e':
 		col.EnumValues = cat.enums[oid]
 	case t.kind == 'd':
-		if b, ok := cat.types[t.base]; ok {
-			col.BaseName = b.name
+		// Debezium maps a domain as its root base type, with the first
+		// modifier up the domain chain when the column has none.
+		b, boid := t, oid
+		for i := 0; b.kind == 'd' && i < 32; i++ {
+			if col.TypeMod == -1 {
+				col.TypeMod = b.typmod
+			}
+			boid = b.base
+			b = cat.types[boid]
+		}
+		col.BaseName = b.name
+		switch {
+		case b.kind == 'e':
+			col.EnumValues = cat.enums[boid]
+		case b.elem != 0 && b.category == 'A':
+			if e, ok := cat.types[b.elem]; ok {
+				col.ElemName, col.ElemKind = e.name, e.kind
+				if e.kind == 'e' {
+					col.EnumValues = cat.enums[b.elem]
+				}
+			}
 		}
 	case t.elem != 0 && t.category == 'A':
 		if e, ok := cat.types[t.elem]; ok {

@@ -43,6 +43,8 @@ const (
 	HStoreModeConfig          = "hstore.handling.mode"
 	MoneyFractionDigitsConfig = "money.fraction.digits"
 	UnavailableValueConfig    = "unavailable.value.placeholder"
+	IncludeUnknownConfig      = "include.unknown.datatypes"
+	ConvertFailureModeConfig  = "event.converting.failure.handling.mode"
 	MaxBatchSizeConfig        = "max.batch.size"
 	MaxQueueSizeConfig        = "max.queue.size"
 	PollIntervalConfig        = "poll.interval.ms"
@@ -144,6 +146,8 @@ func configDef() *connect.ConfigDef {
 	str(IntervalModeConfig, groupEvents, "numeric", connect.Low, "How interval columns are represented: numeric (microseconds) or string (ISO 8601 duration).", connect.OneOf("numeric", "string"))
 	str(HStoreModeConfig, groupEvents, "json", connect.Low, "How hstore columns are represented: json or map.", connect.OneOf("json", "map"))
 	def(connect.ConfigKey{Name: MoneyFractionDigitsConfig, Type: connect.TypeShort, Default: int16(2), Validator: connect.Between(0, 38), Importance: connect.Low, Group: groupEvents, Doc: "Fraction digits of money values represented as decimals."})
+	def(connect.ConfigKey{Name: IncludeUnknownConfig, Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Group: groupEvents, Doc: "Whether columns of types the connector does not know are emitted (as their text) instead of left out."})
+	str(ConvertFailureModeConfig, groupEvents, "warn", connect.Low, "What to do with a value that cannot be represented (NaN in a precise decimal, ...): warn (log it and emit null), skip (the same, quietly) or fail.", connect.OneOf("warn", "skip", "fail"))
 	str(UnavailableValueConfig, groupEvents, "__debezium_unavailable_value", connect.Low, "The value given to unchanged TOASTed columns the server did not send.", nil)
 
 	def(connect.ConfigKey{Name: MaxBatchSizeConfig, Type: connect.TypeInt, Default: int32(2048), Validator: connect.AtLeast(1), Importance: connect.Medium, Group: groupAdvanced, Doc: "Maximum number of records returned by one poll."})
@@ -252,7 +256,10 @@ func parseSettings(props map[string]string) (*settings, error) {
 			DecimalMode: c.String(DecimalModeConfig), TimePrecisionMode: c.String(TimePrecisionModeConfig),
 			BinaryMode: c.String(BinaryModeConfig), IntervalMode: c.String(IntervalModeConfig),
 			HStoreMode: c.String(HStoreModeConfig), MoneyFractionDigits: int(c.Short(MoneyFractionDigitsConfig)),
-			UnavailablePlaceholder: c.String(UnavailableValueConfig),
+			UnavailablePlaceholder:  c.String(UnavailableValueConfig),
+			MoneyFractionDigitsSet:  props[MoneyFractionDigitsConfig] != "",
+			IncludeUnknownDatatypes: c.Bool(IncludeUnknownConfig),
+			FailureMode:             c.String(ConvertFailureModeConfig),
 		},
 	}
 	s.txTopic = s.prefix + "." + c.String(TransactionTopicConfig)

@@ -64,6 +64,13 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 	}
 	t.s = s
 	t.log = slog.Default().With("connector", props["name"], "plugin", "postgres-cdc", "slot", s.slot)
+	if s.types.FailureMode == "warn" {
+		log := t.log
+		s.types.OnConversionFailure = func(tb *Table, column string, err error) {
+			log.Warn("a value could not be converted; emitted as null (event.converting.failure.handling.mode=warn)",
+				"table", tb.Schema+"."+tb.Name, "column", column, "err", err)
+		}
+	}
 	t.partition = map[string]any{"server": s.prefix}
 	t.runID = newRunID()
 	t.queue = newRecordQueue(s.maxQueue)

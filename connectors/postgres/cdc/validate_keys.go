@@ -59,7 +59,7 @@ func init() {
 	for _, k := range strings.Fields(`
 		snapshot.max.threads snapshot.lock.timeout.ms snapshot.locking.mode snapshot.isolation.mode snapshot.delay.ms
 		snapshot.include.collection.list snapshot.query.mode snapshot.mode.custom.name snapshot.tables.order.by.row.count
-		snapshot.new.tables streaming.delay.ms include.unknown.datatypes include.schema.changes include.schema.comments
+		snapshot.new.tables streaming.delay.ms include.schema.changes include.schema.comments
 		schema.name.adjustment.mode field.name.adjustment.mode message.key.columns column.propagate.source.type
 		datatype.propagate.source.type column.truncate.to.length.chars column.mask.with.length.chars
 		event.processing.failure.handling.mode retriable.restart.connector.wait.ms errors.max.retries
