@@ -85,7 +85,7 @@ func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
 	// The checks across keys run on the keys that parse (those in error
 	// take their defaults); a check that reads a key in error says
 	// nothing more.
-	if cfg, _ := def.Parse(defaultsForBad(def, props, values)); cfg != nil {
+	if cfg, _ := def.Parse(defaultsForBad(props, values)); cfg != nil {
 	next:
 		for _, p := range crossProblems(cfg) {
 			for _, k := range p.involves {
@@ -124,14 +124,13 @@ func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
 
 // defaultsForBad replaces the values of keys in error by their defaults,
 // so the other keys can still be checked together.
-func defaultsForBad(def *connect.ConfigDef, props map[string]string, values []connect.ConfigValue) map[string]string {
+func defaultsForBad(props map[string]string, values []connect.ConfigValue) map[string]string {
 	out := maps.Clone(props)
 	for _, v := range values {
 		if len(v.Errors) == 0 {
 			continue
 		}
-		k := def.Key(v.Name)
-		if k == nil || k.Required() {
+		if v.Name == ConnectionURLConfig { // the one required key: any valid URL
 			out[v.Name] = "jdbc:postgresql://localhost/placeholder"
 			continue
 		}
