@@ -304,6 +304,9 @@ type capturedTable struct {
 	pos      []int
 	nkept    int
 	identity byte
+	// signal marks the signal table; hidden, that its changes are read
+	// for signals only (the filters do not capture it).
+	signal, hidden bool
 	// scratch buffers for Row.
 	vals    [][]byte
 	toasted []bool

@@ -118,9 +118,11 @@ func (t *Task) copyTable(ctx context.Context, ct *capturedTable, em *snapshotEmi
 // copyRowWriter parses COPY's text format: one row per line, columns
 // separated by tabs, \N for NULL, backslash escapes.
 type copyRowWriter struct {
-	ctx     context.Context
-	ct      *capturedTable
-	em      *snapshotEmitter
+	ctx context.Context
+	ct  *capturedTable
+	em  *snapshotEmitter
+	// sink, when set, takes the rows instead of em (incremental chunks).
+	sink    func(ctx context.Context, ct *capturedTable, row *connect.Struct, tp *tuple) error
 	partial []byte
 	tp      tuple
 	scratch []byte
@@ -197,6 +199,9 @@ func (w *copyRowWriter) row(line []byte) error {
 		return err
 	}
 	w.rows++
+	if w.sink != nil {
+		return w.sink(w.ctx, w.ct, row, &w.tp)
+	}
 	return w.em.add(w.ctx, w.em.table, row)
 }
 

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -52,6 +53,8 @@ type streamer struct {
 	txPer     map[string]int64
 	txFirstID string
 
+	incr *incremental // an ad-hoc incremental snapshot in progress
+
 	nextStatus, nextHeartbeat time.Time
 	deadline                  time.Time
 }
@@ -75,6 +78,16 @@ func (t *Task) stream(ctx context.Context, rc *pgconn.PgConn, start uint64, skip
 		t.confirmed.Store(start)
 	}
 	st := &streamer{t: t, rc: rc, relations: map[uint32]*capturedTable{}, skip: skip, idleLSN: start, lastCommit: start}
+	if skip.incremental != "" && t.s.signalTable != "" {
+		st.incr = &incremental{}
+		if err := json.Unmarshal([]byte(skip.incremental), &st.incr.state); err != nil {
+			return fmt.Errorf("stored offsets: bad incremental snapshot state %q: %w", skip.incremental, err)
+		}
+		t.log.Info("resuming the incremental snapshot", "tables", st.incr.state.Tables)
+		if err := st.nextChunk(ctx); err != nil {
+			return err
+		}
+	}
 	now := time.Now()
 	st.nextStatus = now.Add(t.s.statusInterval)
 	if t.s.heartbeat > 0 {
@@ -323,7 +336,9 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 // every change of its columns.
 func (st *streamer) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
 	t := st.t
-	if !t.s.filters.includeTable(m.Namespace, m.RelationName) {
+	signal := t.s.signalTable != "" && m.Namespace+"."+m.RelationName == t.s.signalTable
+	included := t.s.filters.includeTable(m.Namespace, m.RelationName)
+	if !included && !signal {
 		st.relations[m.RelationID] = nil
 		return nil
 	}
@@ -344,6 +359,7 @@ func (st *streamer) relation(ctx context.Context, m *pglogrepl.RelationMessage) 
 		return err
 	}
 	ct.identity = m.ReplicaIdentity
+	ct.signal, ct.hidden = signal, !included
 	st.relations[m.RelationID] = ct
 	return nil
 }
@@ -376,12 +392,21 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 			return err
 		}
 	}
+	if ct.signal && c.op == 'I' {
+		if err := st.signal(ctx, after); err != nil {
+			return err
+		}
+	}
+	if ct.hidden {
+		return nil
+	}
 	switch c.op {
 	case 'I':
 		key, err := ct.schemas.KeyOf(after)
 		if err != nil {
 			return err
 		}
+		st.windowChange(ct, key)
 		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, st.env(ct, "c", nil, after, src, now, lsn), 0, nil)
 	case 'U':
 		newKey, err := ct.schemas.KeyOf(after)
@@ -394,6 +419,8 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 				return err
 			}
 		}
+		st.windowChange(ct, newKey)
+		st.windowChange(ct, oldKey)
 		if oldKey != nil && newKey != nil && !oldKey.Equal(newKey) {
 			// A changed primary key: Debezium emits a delete of the old
 			// key (and its tombstone) and a create of the new one, each
@@ -414,6 +441,7 @@ func (st *streamer) change(ctx context.Context, ct *capturedTable, lsn uint64) e
 		if err != nil {
 			return err
 		}
+		st.windowChange(ct, key)
 		st.add(ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, st.env(ct, "d", before, nil, src, now, lsn), 0, nil)
 		if t.s.tombstones { // even with a null key (no primary key), as Debezium
 			st.add(ct.topic, ct.schemas.Key, structOrNil(key), nil, nil, 1, nil)
@@ -466,7 +494,7 @@ func (st *streamer) txEnd(commitLSN uint64) {
 // before the transaction's next change record (seqDelta -1) or after its
 // last (4).
 func (st *streamer) addMeta(id string, v *connect.Struct, seqDelta int64) {
-	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + seqDelta, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro()}
+	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + seqDelta, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro(), incremental: st.incrementalJSON()}
 	if off.lsnCommit == st.skip.lsnCommit && off.seq <= st.skip.seq {
 		return
 	}
@@ -489,7 +517,7 @@ func (st *streamer) source(ct *capturedTable, lsn uint64) SourceInfo {
 // add appends a record of the current change; sub orders the records of
 // one change (delete, tombstone, create) in its offsets.
 func (st *streamer) add(topic string, ks *connect.Schema, key any, vs *connect.Schema, value any, sub int64, h connect.Headers) {
-	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + sub, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro()}
+	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + sub, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro(), incremental: st.incrementalJSON()}
 	if off.lsnCommit == st.skip.lsnCommit && off.seq <= st.skip.seq {
 		return // stored before the restart
 	}
@@ -528,7 +556,7 @@ func (st *streamer) heartbeat(ctx context.Context) error {
 	now := time.Now()
 	// No lsn_commit: a transaction committing at idleLSN must not be
 	// taken for one already emitted.
-	off := offset{lsn: st.idleLSN, tsUsec: now.UnixMicro()}
+	off := offset{lsn: st.idleLSN, tsUsec: now.UnixMicro(), incremental: st.incrementalJSON()}
 	key := connect.NewStructValue(heartbeatKeySchema).MustPut("serverName", t.s.prefix)
 	value := connect.NewStructValue(heartbeatValueSchema).MustPut("ts_ms", now.UnixMilli())
 	r := connect.NewSourceRecord(t.partition, off.toMap(), t.s.heartbeatTopic, heartbeatKeySchema, key, heartbeatValueSchema, value)

@@ -175,6 +175,9 @@ type offset struct {
 	txID           int64
 	tsUsec         int64
 	present        bool
+	// incremental is the progress of an ad-hoc incremental snapshot
+	// (incrementalState as JSON), "" when none runs.
+	incremental string
 }
 
 func (o offset) snapshotting() bool { return o.snapshot && !o.lastSnapshot }
@@ -191,6 +194,9 @@ func (o offset) toMap() map[string]any {
 	}
 	if o.txID != 0 {
 		m["txId"] = o.txID
+	}
+	if o.incremental != "" {
+		m["incremental_snapshot"] = o.incremental
 	}
 	return m
 }
@@ -239,6 +245,7 @@ func parseOffset(m map[string]any) (offset, error) {
 	if o.tsUsec, err = num("ts_usec"); err != nil {
 		return o, err
 	}
+	o.incremental, _ = m["incremental_snapshot"].(string)
 	o.snapshot, _ = m["snapshot"].(bool)
 	o.lastSnapshot, _ = m["last_snapshot_record"].(bool)
 	if s, ok := m["snapshot"].(string); ok { // Debezium writes "INITIAL" etc. in newer versions
