@@ -253,3 +253,35 @@ func TestConnectionAttempts(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignKeyRetries: a row whose parent is missing is retried (the
+// parent may come from another topic); when retries run out, the
+// reporter gets the orphans and the rest of the put is written.
+func TestForeignKeyRetries(t *testing.T) {
+	pg := testkit.StartPostgres(t)
+	pg.Exec(t, "postgres", "CREATE TABLE parent (id BIGINT PRIMARY KEY)",
+		"CREATE TABLE child (id BIGINT PRIMARY KEY, name TEXT, n INT NOT NULL REFERENCES parent (id))",
+		"INSERT INTO parent VALUES (1)")
+	props := pgProps(pg, "postgres", "pk.mode", "record_value", "pk.fields", "id", "insert.mode", "upsert",
+		"table.name.format", "child", "max.retries", "1", "retry.backoff.ms", "0")
+	batch := []*connect.Record{rec("c", 0, nil, nil, valueSchema, value(10, "ok", 1)), rec("c", 1, nil, nil, valueSchema, value(11, "orphan", 2))}
+	var re *connect.RetriableError
+
+	task, tc := startTask(t, props, true)
+	if err := task.Put(context.Background(), batch); !errors.As(err, &re) {
+		t.Fatalf("first put: %v, want a RetriableError", err)
+	}
+	put(t, task, batch...) // retries exhausted: unrolled
+	if len(tc.reported) != 1 || tc.reported[0] != batch[1] || !strings.Contains(tc.errs[0].Error(), "violates foreign key constraint") {
+		t.Fatalf("reported %v: %v", tc.reported, tc.errs)
+	}
+	wantRows(t, rows(t, pg, "postgres", "SELECT id FROM child"), "10")
+
+	strict, _ := startTask(t, props, false)
+	if err := strict.Put(context.Background(), batch); !errors.As(err, &re) {
+		t.Fatalf("first put: %v, want a RetriableError", err)
+	}
+	if err := strict.Put(context.Background(), batch); err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "violates foreign key constraint") {
+		t.Fatalf("put past max.retries without a reporter: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 // does), a multi-row INSERT ... VALUES ... ON CONFLICT with bound
 // parameters, and INSERT ... SELECT FROM unnest(arrays) ON CONFLICT.
 func BenchmarkUpsertStatements(b *testing.B) {
+	quiet(b)
 	pg := testkit.StartPostgres(b)
 	ctx := context.Background()
 	conn := pg.Connect(b, "postgres")
@@ -55,11 +56,9 @@ func BenchmarkUpsertStatements(b *testing.B) {
 		b.ReportMetric(float64(len(all)*b.N)/elapsed.Seconds(), "rows/s")
 	}
 	b.Run("staging-copy+insert-select", func(b *testing.B) {
-		if _, err := conn.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS stage ON COMMIT DELETE ROWS AS SELECT * FROM bench_put_template WITH NO DATA"); err != nil {
-			resetTable(b, conn, "bench_put_template")
-			if _, err := conn.Exec(ctx, "CREATE TEMP TABLE stage ON COMMIT DELETE ROWS AS SELECT * FROM bench_put_template WITH NO DATA"); err != nil {
-				b.Fatal(err)
-			}
+		resetTable(b, conn, "bench_stmt")
+		if _, err := conn.Exec(ctx, "CREATE TEMP TABLE stage ON COMMIT DELETE ROWS AS SELECT * FROM bench_stmt WITH NO DATA"); err != nil {
+			b.Fatal(err)
 		}
 		var text []byte
 		run(b, func(rows []row) error {
