@@ -188,7 +188,9 @@ func (st *streamer) loop(ctx context.Context) error {
 // the queue flush of a partial batch).
 func (st *streamer) setDeadline(now time.Time) error {
 	d := st.nextStatus
-	if !st.nextHeartbeat.IsZero() && st.nextHeartbeat.Before(d) {
+	// A heartbeat waits for the end of the transaction being received:
+	// its time must not cut short the reads that bring the rest of it.
+	if !st.inTx && !st.nextHeartbeat.IsZero() && st.nextHeartbeat.Before(d) {
 		d = st.nextHeartbeat
 	}
 	if len(st.batch) > 0 {
@@ -196,6 +198,11 @@ func (st *streamer) setDeadline(now time.Time) error {
 		if f := now.Add(5 * time.Millisecond); f.Before(d) {
 			d = f
 		}
+	}
+	// Never a deadline in the past: every read would fail at once and
+	// nothing more would be received.
+	if min := now.Add(time.Millisecond); d.Before(min) {
+		d = min
 	}
 	if d.Equal(st.deadline) {
 		return nil
