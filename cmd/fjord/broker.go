@@ -23,6 +23,7 @@ func init() {
 server.properties: unknown keys are reported, invalid values refuse to start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForServer()
 			if configPath == "" {
 				return fmt.Errorf("--config is required: the path of a server.properties file")
 			}

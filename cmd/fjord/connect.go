@@ -57,6 +57,7 @@ Workers with the same group.id share connectors and tasks; the REST API
 Stop with Ctrl-C: the worker stops its tasks and leaves the group.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForServer()
 			return runConnectDistributed(args[0])
 		},
 	}

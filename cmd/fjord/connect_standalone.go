@@ -51,6 +51,7 @@ connectors created over REST do not (as in Kafka).
 Stop with Ctrl-C: tasks stop and commit their offsets.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForServer()
 			return runConnectStandalone(args[0], args[1:])
 		},
 	}

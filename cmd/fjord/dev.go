@@ -31,6 +31,7 @@ under /schema-registry), /healthz and /metrics — all on the HTTP address.
 Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForServer()
 			props := devProperties(dataDir, kafkaAddr)
 			cfg, err := broker.ConfigFromProperties(props, slog.Default())
 			if err != nil {

@@ -254,7 +254,7 @@ func (r *PostgresReport) Markdown() string {
 	b.WriteString("\nEach target does the same job alone, on a fresh table, slot, publication and topic. Streaming: the connector " +
 		"(snapshot.mode=no_data, pgoutput) or pg_recvlogical streams from its slot before the first statement; timed from the first " +
 		"statement to the last row visible in the topic (end offsets, read every " + fmtMs(r.PollMs) + ") or received by pg_recvlogical. Both Connect " +
-		"workers get the same connector JSON (Debezium's keys, JsonConverter with schemas) and `fjord dev`'s worker settings; Debezium " +
+		"workers get the same connector JSON (Debezium's keys, JsonConverter with schemas, the producers' compression.type=snappy) and `fjord dev`'s worker settings; Debezium " +
 		"runs on Kafka Connect 4.4 with its own Apache Kafka 4.4 broker. Snapshot: from the connector's creation (slot, exported " +
 		"snapshot and start-up included) to the last op=r row in the topic, beside COPY TO STDOUT of the same table. Sink: the rate " +
 		"after the first share of rows (the table's count read every " + fmtMs(r.DBPollMs) + "), beside COPY FROM STDIN of the same rows into the same table. " +
