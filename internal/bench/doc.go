@@ -29,4 +29,12 @@
 // The machine's limits (loopback TCP throughput between two goroutines and
 // sequential disk write with an fdatasync, like dd conv=fdatasync, on the
 // data directory's filesystem) are printed beside the table for context.
+//
+// The other subcommands compare the rest of Fjord the same way, each with
+// its own BENCHMARKS.md block: `fjord bench connect` (the Connect runtime
+// against plain franz-go), `fjord bench cluster` (3 brokers with RF 3
+// against 1 broker, and failover time) and `fjord bench postgres` (the
+// Postgres CDC source against pg_recvlogical and Debezium 3.6.1 on Kafka
+// Connect 4.4, its snapshot against COPY TO STDOUT, and the Postgres sink
+// against COPY FROM STDIN).
 package bench

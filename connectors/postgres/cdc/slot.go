@@ -26,7 +26,32 @@ func (t *Task) prepare(ctx context.Context) error {
 	if err := checkServer(cctx, c, t.s.user); err != nil {
 		return err
 	}
-	return t.ensurePublication(cctx, c)
+	if err := t.ensurePublication(cctx, c); err != nil {
+		return err
+	}
+	t.warnWithoutIdentity(cctx, c)
+	return nil
+}
+
+// warnWithoutIdentity names the captured tables whose updates and deletes
+// PostgreSQL itself will refuse while they are published (no primary key
+// and REPLICA IDENTITY DEFAULT or NOTHING): their events are inserts only,
+// and the fix is on the database side.
+func (t *Task) warnWithoutIdentity(ctx context.Context, c *pgx.Conn) {
+	rows, err := c.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND c.relreplident IN ('d', 'n')
+		AND NOT EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s, n string
+		if rows.Scan(&s, &n) == nil && t.s.filters.includeTable(s, n) {
+			t.log.Warn("captured table has no primary key and no replica identity: PostgreSQL refuses its UPDATEs and DELETEs while it is published, and its events have null keys; add a primary key or run ALTER TABLE ... REPLICA IDENTITY FULL",
+				"table", s+"."+n)
+		}
+	}
 }
 
 // checkServer verifies wal_level and the user's replication rights.
