@@ -57,11 +57,16 @@ topic=connect-test
 
 	p := testkit.StartProcess(t, "connect-standalone", worker, source, sink)
 	testkit.WaitForPort(t, rest, 60*time.Second)
-	var names []string
-	getJSON(t, "http://"+rest+"/connectors", &names)
-	if strings.Join(names, ",") != "local-file-sink,local-file-source" {
-		t.Errorf("GET /connectors = %v", names)
-	}
+	// The REST server listens before the connectors of the command line
+	// are created (as Kafka's ConnectStandalone): they appear shortly.
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		var names []string
+		getJSON(t, "http://"+rest+"/connectors", &names)
+		if strings.Join(names, ",") != "local-file-sink,local-file-source" {
+			return fmt.Errorf("GET /connectors = %v", names)
+		}
+		return nil
+	})
 	awaitLines(t, out, 1000)
 	var status struct {
 		Connector struct{ State string } `json:"connector"`
