@@ -25,6 +25,10 @@ func (w *writer) exec(ctx context.Context, chunks []chunk) error {
 			sql = "BEGIN;\n" + sql
 		}
 		if _, err := pg.CopyFrom(ctx, bytes.NewReader(c.data), sql); err != nil {
+			// pgconn's CopyFrom may still be reading c.data in its own
+			// goroutine after a failed round trip: the next put must not
+			// write into the same buffers.
+			w.buf, w.packed = nil, nil
 			w.db.rollback()
 			return fmt.Errorf("write %d records to %s: %w", len(c.recs), c.p.t.id, err)
 		}
@@ -110,6 +114,7 @@ func (w *writer) unroll(ctx context.Context, chunks []chunk, report reportFunc) 
 				continue
 			}
 			if !isServerError(err) || serverTrouble(err) {
+				w.buf, w.packed = nil, nil // as in exec: CopyFrom may still read line
 				w.db.rollback()
 				return fmt.Errorf("write to %s: %w", c.p.t.id, err)
 			}
