@@ -110,7 +110,7 @@ func configDef() *connect.ConfigDef {
 	str(SlotNameConfig, groupConnection, "debezium", connect.Medium, "The name of the PostgreSQL logical decoding slot created for streaming changes from this plug-in and database.", validateSlotName)
 	def(connect.ConfigKey{Name: SlotDropOnStopConfig, Type: connect.TypeBoolean, Default: false, Importance: connect.Medium, Group: groupConnection, Doc: "Whether to drop the logical replication slot when the connector stops gracefully (testing only: the changes in between are lost)."})
 	str(PublicationNameConfig, groupConnection, "dbz_publication", connect.Medium, "The name of the PostgreSQL publication the pgoutput plugin streams.", connect.NonEmptyString)
-	str(PublicationAutocreate, groupConnection, "all_tables", connect.Medium, "all_tables: create the publication FOR ALL TABLES if it does not exist; filtered: create (or update) it for the tables of the include/exclude lists; disabled: the publication must exist.",
+	str(PublicationAutocreate, groupConnection, "all_tables", connect.Medium, "all_tables: create the publication FOR ALL TABLES if it does not exist; filtered: create (or update) it for the tables of the include/exclude lists; no_tables: create it without tables (you add them); disabled: the publication must exist.",
 		connect.OneOf("all_tables", "filtered", "disabled", "no_tables"))
 	def(connect.ConfigKey{Name: StatusUpdateConfig, Type: connect.TypeInt, Default: int32(10000), Validator: connect.AtLeast(1), Importance: connect.Low, Group: groupConnection, Doc: "Frequency (ms) of the replication connection's status updates to the server."})
 	def(connect.ConfigKey{Name: SlotMaxRetriesConfig, Type: connect.TypeInt, Default: int32(6), Validator: connect.AtLeast(0), Importance: connect.Low, Group: groupConnection, Doc: "How many times to retry connecting to a replication slot in use by another process."})
@@ -128,7 +128,7 @@ func configDef() *connect.ConfigDef {
 
 	str(SnapshotModeConfig, groupSnapshot, SnapshotInitial, connect.Low, "When to snapshot: initial (when no offsets exist), initial_only (snapshot, then stop), no_data (never; stream from the slot), always (at every start), when_needed (when no offsets exist or the slot no longer has them).",
 		connect.OneOf(SnapshotInitial, SnapshotInitialOnly, SnapshotNoData, snapshotNever, SnapshotAlways, SnapshotWhenNeeded))
-	def(connect.ConfigKey{Name: SnapshotFetchSizeConfig, Type: connect.TypeInt, Default: int32(10240), Validator: connect.AtLeast(1), Importance: connect.Medium, Group: groupSnapshot, Doc: "Rows read per chunk while snapshotting (memory stays bounded by it and max.queue.size)."})
+	def(connect.ConfigKey{Name: SnapshotFetchSizeConfig, Type: connect.TypeInt, Default: int32(10240), Validator: connect.AtLeast(1), Importance: connect.Medium, Group: groupSnapshot, Doc: "Debezium's JDBC fetch size, accepted for compatibility: Fjord streams each table with COPY ... TO STDOUT, its memory bounded by max.queue.size whatever the table's size."})
 	def(connect.ConfigKey{Name: IncrementalChunkConfig, Type: connect.TypeInt, Default: int32(1024), Validator: connect.AtLeast(1), Importance: connect.Medium, Group: groupSnapshot, Doc: "Rows per chunk of an incremental (ad-hoc) snapshot."})
 	str(SignalCollectionConfig, groupSnapshot, "", connect.Medium, "The signal table '<schema>.<table>' (columns id, type, data) the connector watches for signals such as execute-snapshot.", nil)
 
@@ -140,8 +140,8 @@ func configDef() *connect.ConfigDef {
 	def(connect.ConfigKey{Name: ProvideTxMetadataConfig, Type: connect.TypeBoolean, Default: false, Importance: connect.Low, Group: groupEvents, Doc: "Whether to emit transaction BEGIN/END events on '<topic.prefix>.<topic.transaction>' and a transaction block in every change event."})
 	str(TransactionTopicConfig, groupEvents, "transaction", connect.Low, "Suffix of the transaction metadata topic.", connect.NonEmptyString)
 	str(DecimalModeConfig, groupEvents, "precise", connect.Medium, "How numeric/decimal columns are represented: precise (Connect Decimal), double, or string.", connect.OneOf("precise", "double", "string"))
-	str(TimePrecisionModeConfig, groupEvents, "adaptive", connect.Medium, "How time and timestamp columns are represented: adaptive (precision of the column), adaptive_time_microseconds, or connect (Kafka Connect's logical types, millisecond precision).",
-		connect.OneOf("adaptive", "adaptive_time_microseconds", "connect"))
+	str(TimePrecisionModeConfig, groupEvents, "adaptive", connect.Medium, "How time and timestamp columns are represented: adaptive (precision of the column), adaptive_time_microseconds, connect (Kafka Connect's logical types, millisecond precision), microseconds, nanoseconds or isostring.",
+		connect.OneOf("adaptive", "adaptive_time_microseconds", "connect", "microseconds", "nanoseconds", "isostring"))
 	str(BinaryModeConfig, groupEvents, "bytes", connect.Low, "How bytea columns are represented: bytes, base64, base64-url-safe or hex.", connect.OneOf("bytes", "base64", "base64-url-safe", "hex"))
 	str(IntervalModeConfig, groupEvents, "numeric", connect.Low, "How interval columns are represented: numeric (microseconds) or string (ISO 8601 duration).", connect.OneOf("numeric", "string"))
 	str(HStoreModeConfig, groupEvents, "json", connect.Low, "How hstore columns are represented: json or map.", connect.OneOf("json", "map"))

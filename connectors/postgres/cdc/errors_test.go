@@ -157,3 +157,32 @@ func firstLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// snapshot.mode=initial_only snapshots once, without a slot; a restart
+// after it finished neither fails nor snapshots again.
+func TestInitialOnlyRestart(t *testing.T) {
+	s := newStack(t)
+	s.pg.Exec(t, s.db, `CREATE TABLE t (id int PRIMARY KEY)`, `INSERT INTO t SELECT generate_series(1, 5)`)
+	offsets := t.TempDir() + "/offsets"
+	s.worker.Close()
+	w := connectkitStart(t, s, offsets)
+	cfg := s.config("once", "snapshot.mode", "initial_only")
+	w.Create(t, cfg)
+	c := s.consume(t, "test.public.t")
+	c.w = w
+	c.next(5, 60*time.Second)
+	time.Sleep(300 * time.Millisecond) // an offset flush
+	w.Close()
+	s.pg.Exec(t, s.db, `INSERT INTO t VALUES (6)`)
+	w = connectkitStart(t, s, offsets)
+	w.Create(t, cfg)
+	c.w = w
+	c.none(2 * time.Second)
+	if err := w.Failed(); err != nil {
+		t.Fatal(err)
+	}
+	var slots int
+	if err := queryRow(s, `SELECT count(*) FROM pg_replication_slots`, nil, &slots); err != nil || slots != 0 {
+		t.Errorf("initial_only left %d slots (%v)", slots, err)
+	}
+}

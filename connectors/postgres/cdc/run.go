@@ -43,6 +43,13 @@ func (t *Task) run(ctx context.Context, off offset) error {
 		}
 	}()
 
+	if mode == SnapshotInitialOnly && off.present && !off.snapshotting() {
+		// The snapshot is done and initial_only never streams (it has no
+		// slot): nothing to do.
+		t.log.Info("snapshot.mode=initial_only: the snapshot was completed before; not streaming")
+		<-ctx.Done()
+		return nil
+	}
 	if off.present && !off.snapshotting() {
 		// Resume streaming where the stored offsets end.
 		lost := ""

@@ -23,7 +23,8 @@ var runtimeKeys = map[string]bool{
 // passThroughPrefixes are Debezium's families of keys handed to a driver
 // or to optional subsystems; a key under them is never a typo we can
 // tell.
-var passThroughPrefixes = []string{"driver.", "database.", "converters", "custom.metric.tags", "notification.", "signal.", "snapshot.select.statement.overrides", "message.prefix.", "post.processors", "openlineage."}
+var passThroughPrefixes = []string{"driver.", "database.", "converters", "custom.metric.tags", "notification.", "signal.", "snapshot.select.statement.overrides", "message.prefix.", "post.processors", "openlineage.",
+	"column.mask.", "column.truncate.", "internal.", "snapshot.mode.configuration.based.", "memory.management."}
 
 // unknownKeys reports keys neither Fjord, Debezium nor the runtime
 // knows: almost always a typo, which would otherwise be silently ignored.
@@ -72,7 +73,10 @@ func init() {
 		unavailable.value.placeholder heartbeat.topics.prefix status.update.interval.ms
 		time.precision.mode decimal.handling.mode binary.handling.mode interval.handling.mode hstore.handling.mode
 		guardrail.collections.max guardrail.collections.limit.action extended.headers.enabled
-		log.position.check.enabled offset.mismatch.strategy`) {
+		log.position.check.enabled offset.mismatch.strategy connection.validation.timeout.ms executor.shutdown.timeout.ms
+		legacy.snapshot.max.threads lsn.flush.timeout.action lsn.flush.timeout.ms schema.refresh.mode
+		snapshot.locking.mode.custom.name snapshot.max.threads.multiplier snapshot.query.mode.custom.name
+		statistics.metrics.enabled transaction.metadata.factory`) {
 		if connectorKeys.Key(k) == nil {
 			debeziumOnlyKeys[k] = true
 		}
