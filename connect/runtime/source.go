@@ -44,6 +44,10 @@ type sourceTask struct {
 	// they have none); arena is the buffer they append a poll into.
 	keyAppend, valueAppend appendConverter
 	arena                  []byte
+	// cur is the arena of the poll being sent (arena is its buffer),
+	// workerArenas those of convertParallel's goroutines.
+	cur          *pollArena
+	workerArenas []*pollArena
 	// parallel is how many goroutines convert a poll (0 or 1: the
 	// loop's own); pre holds what they converted, arenaUse how much of
 	// its buffer each used last time.
@@ -298,9 +302,19 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 	// no lock to acknowledge.
 	s.submitted.mu.Lock()
 	defer s.submitted.mu.Unlock()
-	// A fresh buffer per poll: the previous one is still referenced by
-	// records in flight. Sized from the last poll's use.
-	s.arena = make([]byte, 0, max(cap(s.arena)-cap(s.arena)/4, len(s.arena)+len(s.arena)/4, 4096))
+	// A buffer per poll, recycled once its records are acknowledged (the
+	// previous one may still be referenced by records in flight). Sized
+	// from the last poll's use.
+	cur := getArena(max(len(s.arena)+len(s.arena)/4, 4096))
+	s.cur, s.arena = cur, cur.buf
+	defer func() {
+		cur.buf = s.arena // it may have grown: keep the larger buffer
+		cur.release()
+		for _, wa := range s.workerArenas {
+			wa.release()
+		}
+		s.workerArenas = s.workerArenas[:0]
+	}()
 	pc := s.convertParallel(batch)
 	for i, pre := range batch {
 		if pre == nil {
@@ -309,6 +323,7 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 		if pc != nil && pc[i].ok {
 			or := s.outRecord(pre, pre)
 			or.Key, or.Value = pc[i].key, pc[i].value
+			or.arena = pc[i].arena
 			pc[i] = preconverted{}
 			if err := s.produce(ctx, pre, or); err != nil {
 				return err
@@ -366,6 +381,12 @@ func (s *sourceTask) produce(ctx context.Context, pre *connect.Record, or *outRe
 	if s.maxBlock > 0 {
 		pctx = s.produceCtx(or.Topic)
 	}
+	if or.arena == nil {
+		or.arena = s.cur
+	}
+	if or.arena != nil {
+		or.arena.hold()
+	}
 	s.cl.Produce(pctx, &or.Record, s.promise)
 	return nil
 }
@@ -375,6 +396,7 @@ func (s *sourceTask) produce(ctx context.Context, pre *connect.Record, or *outRe
 type preconverted struct {
 	key, value []byte
 	ok         bool
+	arena      *pollArena
 }
 
 // convertParallel converts the keys and values of a poll's records
@@ -396,9 +418,13 @@ func (s *sourceTask) convertParallel(batch []*connect.Record) []preconverted {
 	pc = pc[:len(batch)]
 	s.pre = pc
 	tp := s.plugins
+	for w := 0; w < workers; w++ {
+		s.workerArenas = append(s.workerArenas, getArena(max(s.arenaUse[w]+s.arenaUse[w]/4, 4096)))
+	}
 	work := func(w, from, to int) {
-		// A fresh buffer per poll, as the loop's own.
-		arena := make([]byte, 0, max(s.arenaUse[w]+s.arenaUse[w]/4, 4096))
+		// A buffer per poll and goroutine, as the loop's own.
+		wa := s.workerArenas[w]
+		arena := wa.buf
 		for i := from; i < to; i++ {
 			r := batch[i]
 			if r == nil || len(r.Headers) > 0 {
@@ -413,8 +439,9 @@ func (s *sourceTask) convertParallel(batch []*connect.Record) []preconverted {
 				continue
 			}
 			arena = a
-			pc[i] = preconverted{key: k, value: v, ok: true}
+			pc[i] = preconverted{key: k, value: v, ok: true, arena: wa}
 		}
+		wa.buf = arena
 		s.arenaUse[w] = len(arena)
 	}
 	var wg sync.WaitGroup
@@ -450,6 +477,9 @@ type outRecord struct {
 	kgo.Record
 	pre *connect.Record
 	sub submittedRecord
+	// arena holds the buffer the key and value were converted into until
+	// the producer is done with the record.
+	arena *pollArena
 }
 
 // onSent is the producer callback for every record (one func value for
@@ -470,6 +500,12 @@ func (s *sourceTask) skip(pre *connect.Record) {
 
 func (s *sourceTask) sent(or *outRecord, err error) {
 	kr := &or.Record
+	if or.arena != nil {
+		// The producer is done with the record's bytes.
+		kr.Key, kr.Value = nil, nil
+		or.arena.release()
+		or.arena = nil
+	}
 	if err != nil {
 		if s.eh.tolerateAll {
 			s.t.log.Error("failed to send a record to Kafka; skipping it (errors.tolerance=all)", "topic", kr.Topic, "err", err)
