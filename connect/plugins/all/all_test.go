@@ -20,6 +20,8 @@ func TestEveryShippedPluginResolves(t *testing.T) {
 		"org.apache.kafka.connect.transforms.InsertField$Value",
 		"org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
 		"io.debezium.transforms.ExtractNewRecordState",
+		"io.debezium.connector.postgresql.PostgresConnector",
+		"io.confluent.connect.jdbc.JdbcSinkConnector",
 	} {
 		if _, ok := plugins.Lookup(name); !ok {
 			t.Errorf("%s is not registered", name)
