@@ -43,11 +43,13 @@ type sourceTask struct {
 	// keyAppend/valueAppend are the converters' append forms (nil when
 	// they have none); arena is the buffer they append a poll into.
 	keyAppend, valueAppend appendConverter
+	headerAppend           headerAppendConverter
 	arena                  []byte
 	// cur is the arena of the poll being sent (arena is its buffer),
 	// workerArenas those of convertParallel's goroutines.
 	cur          *pollArena
 	workerArenas []*pollArena
+	arenaLen     int // how much of its arena the last poll used
 	// parallel is how many goroutines convert a poll (0 or 1: the
 	// loop's own); pre holds what they converted, arenaUse how much of
 	// its buffer each used last time.
@@ -153,6 +155,7 @@ func (w *Worker) newSourceTask(t *workerTask, cc *ConnectorConfig, props map[str
 	_, isCommitter := s.task.(connect.RecordCommitter)
 	s.commitOK.Store(isCommitter)
 	s.promise = s.onSent
+	s.headerAppend, _ = tp.headerConv.(headerAppendConverter)
 	s.keyAppend, _ = tp.keyConv.(appendConverter)
 	s.valueAppend, _ = tp.valueConv.(appendConverter)
 	_, kc := tp.keyConv.(connect.ConcurrentConverter)
@@ -305,10 +308,13 @@ func (s *sourceTask) send(ctx context.Context, batch []*connect.Record) error {
 	// A buffer per poll, recycled once its records are acknowledged (the
 	// previous one may still be referenced by records in flight). Sized
 	// from the last poll's use.
-	cur := getArena(max(len(s.arena)+len(s.arena)/4, 4096))
+	cur := getArena(max(s.arenaLen+s.arenaLen/4, 4096))
 	s.cur, s.arena = cur, cur.buf
 	defer func() {
 		cur.buf = s.arena // it may have grown: keep the larger buffer
+		s.arenaLen = len(s.arena)
+		// Nothing may append to the buffer once it can be recycled.
+		s.cur, s.arena = nil, nil
 		cur.release()
 		for _, wa := range s.workerArenas {
 			wa.release()
@@ -555,6 +561,12 @@ type appendConverter interface {
 	AppendConnectData(dst []byte, s *connect.Schema, v any) ([]byte, error)
 }
 
+// headerAppendConverter is a header converter that appends (as
+// SimpleHeaderConverter does).
+type headerAppendConverter interface {
+	AppendConnectHeader(dst []byte, topic, key string, s *connect.Schema, v any) ([]byte, error)
+}
+
 // convert turns a transformed record into a Kafka record. The happy
 // path allocates only the record (and, for appending converters, a
 // share of the batch's buffer); retries and tolerance live in
@@ -613,6 +625,20 @@ func (s *sourceTask) fromConnect(c connect.Converter, ac appendConverter, r *con
 func (s *sourceTask) convertHeaders(r *connect.Record, kr *kgo.Record) error {
 	kr.Headers = make([]kgo.RecordHeader, 0, len(r.Headers))
 	for _, h := range r.Headers {
+		if s.headerAppend != nil && s.cur != nil {
+			var b []byte
+			if h.Value != nil {
+				start := len(s.arena)
+				out, err := s.headerAppend.AppendConnectHeader(s.arena, r.Topic, h.Key, h.Schema, h.Value)
+				if err != nil {
+					return err
+				}
+				s.arena = out
+				b = out[start:len(out):len(out)]
+			}
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: b})
+			continue
+		}
 		b, err := s.plugins.headerConv.FromConnectHeader(r.Topic, h.Key, h.Schema, h.Value)
 		if err != nil {
 			return err

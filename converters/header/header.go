@@ -63,6 +63,16 @@ func (c *Converter) FromConnectHeader(topic, key string, s *connect.Schema, v an
 	return []byte(str), nil
 }
 
+// AppendConnectHeader appends what FromConnectHeader returns to dst (a
+// nil value appends nothing): the runtime converts a record's headers into
+// its poll buffer without allocating.
+func (c *Converter) AppendConnectHeader(dst []byte, topic, key string, s *connect.Schema, v any) ([]byte, error) {
+	if v == nil {
+		return dst, nil
+	}
+	return appendValue(dst, v, false)
+}
+
 // ToConnectHeader infers the schema and value of header text. Bytes it
 // cannot parse are returned as they are, with a BYTES schema.
 func (c *Converter) ToConnectHeader(topic, key string, b []byte) (*connect.Schema, any, error) {
