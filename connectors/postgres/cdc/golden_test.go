@@ -37,7 +37,9 @@ type goldenRecord struct {
 // knownDeviations are the records where Fjord deliberately differs from
 // Debezium 3.6.1, keyed by run, topic and the JSON path of the value:
 // Debezium bugs the issue forbids (a wrong null, a wrong date).
-var knownDeviations = map[string]string{}
+var knownDeviations = map[string]string{
+	"double_micro_base64 double_micro_base64.public.docs .value.payload.after.blob": "Debezium's base64 converter gives null for an unchanged TOASTed bytea (a wrong null, which issue 5 forbids); Fjord gives the placeholder's bytes in base64",
+}
 
 // fixSnapshotDates replaces, in Debezium's snapshot records of
 // public.times, the values its snapshot decodes wrongly (BC dates, ±infinity

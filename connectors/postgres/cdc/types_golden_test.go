@@ -622,6 +622,8 @@ func knownDivergences() []*knownDivergence {
 			why: "as in default"},
 		{run: "string_connect_hex", table: "times", op: "r", field: "after.c_date", match: snapshotDate,
 			why: "as in default"},
+		{run: "double_micro_base64", table: "docs", op: "u", field: "after.blob", match: func(g string) bool { return g == "null" },
+			why: "Debezium's base64 converter gives null for an unchanged TOASTed bytea (a wrong null, which issue 5 forbids); Fjord gives the placeholder's bytes in base64"},
 	}
 }
 

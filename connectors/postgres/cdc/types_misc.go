@@ -88,10 +88,14 @@ func byteaMapping(o *typeOpts) *mapping {
 		m.schema, m.fallback, m.toast = plain(connect.Bytes), []byte{}, o.placeholder
 	case BinaryHex:
 		m.schema, m.fallback, m.toast = plain(connect.String), "", o.placeholderStr
+	case BinaryBase64URLSafe:
+		m.schema, m.fallback, m.toast = plain(connect.String), "", base64.URLEncoding.EncodeToString(o.placeholder)
 	default:
-		// Debezium's base64 converters do not recognise the unchanged
-		// TOAST marker and deliver null for it.
-		m.schema, m.fallback = plain(connect.String), ""
+		// Debezium 3.6's base64 converter does not recognise the unchanged
+		// TOAST marker and delivers null: a wrong null, which Fjord does
+		// not copy. The placeholder's bytes, encoded as the mode says,
+		// are what bytes mode and hex mode give in their own forms.
+		m.schema, m.fallback, m.toast = plain(connect.String), "", base64.StdEncoding.EncodeToString(o.placeholder)
 	}
 	return m
 }

@@ -258,7 +258,10 @@ func TestTypesToast(t *testing.T) {
 		{"enum", Column{TypeName: "mood", TypeKind: 'e', EnumValues: mood}, TypeOptions{}, ph},
 		{"bytea", Column{TypeName: "bytea"}, TypeOptions{}, `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`},
 		{"bytea hex", Column{TypeName: "bytea"}, TypeOptions{BinaryMode: "hex"}, ph},
-		{"bytea base64", Column{TypeName: "bytea"}, TypeOptions{BinaryMode: "base64"}, "null"},
+		// Debezium 3.6 gives null here (a wrong null): Fjord the
+		// placeholder's bytes in base64.
+		{"bytea base64", Column{TypeName: "bytea"}, TypeOptions{BinaryMode: "base64"}, `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`},
+		{"bytea base64-url-safe", Column{TypeName: "bytea"}, TypeOptions{BinaryMode: "base64-url-safe"}, `"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="`},
 		{"numeric string", Column{TypeName: "numeric"}, TypeOptions{DecimalMode: "string"}, ph},
 		{"numeric precise", Column{TypeName: "numeric"}, TypeOptions{}, "null"},
 		{"text[]", Column{TypeName: "_text", ElemName: "text"}, TypeOptions{}, `["__debezium_unavailable_value"]`},
