@@ -88,7 +88,7 @@ func TestDecimalBytes(t *testing.T) {
 	}
 	// Known encodings (BigInteger.toByteArray): 128 -> 00 80, -128 -> 80, -129 -> ff 7f.
 	for n, want := range map[int64][]byte{128: {0x00, 0x80}, -128: {0x80}, -129: {0xff, 0x7f}, 0: {0x00}, 127: {0x7f}, -1: {0xff}} {
-		if got := twosComplement(big.NewInt(n)); string(got) != string(want) {
+		if got := TwosComplement(big.NewInt(n)); string(got) != string(want) {
 			t.Errorf("%d: % x, want % x", n, got, want)
 		}
 	}

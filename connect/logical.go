@@ -133,7 +133,7 @@ func DecimalToBytes(s *Schema, d Decimal) ([]byte, error) {
 	if d.Scale != scale {
 		return nil, dataErrorf("Decimal value has mismatching scale for given Decimal schema")
 	}
-	return twosComplement(d.Unscaled), nil
+	return TwosComplement(d.Unscaled), nil
 }
 
 // DecimalFromBytes decodes the unscaled two's-complement bytes.
@@ -145,7 +145,10 @@ func DecimalFromBytes(s *Schema, b []byte) (Decimal, error) {
 	return Decimal{Unscaled: fromTwosComplement(b), Scale: scale}, nil
 }
 
-func twosComplement(n *big.Int) []byte {
+// TwosComplement is n as Java's BigInteger.toByteArray writes it: minimal
+// big-endian two's complement (Decimal's bytes, Debezium's
+// VariableScaleDecimal value).
+func TwosComplement(n *big.Int) []byte {
 	if n.Sign() >= 0 {
 		b := n.Bytes()
 		if len(b) == 0 || b[0]&0x80 != 0 {

@@ -69,7 +69,7 @@ func (t *Task) run(ctx context.Context, off offset) error {
 					return err
 				}
 			}
-			return t.snapshotThenStream(ctx, false)
+			return t.snapshotThenStream(ctx)
 		}
 		if mode == SnapshotAlways {
 			if err := t.snapshot(ctx, "", off.lsn); err != nil {
@@ -85,20 +85,9 @@ func (t *Task) run(ctx context.Context, off offset) error {
 		start := slot.confirmedFlush
 		var rc *pgconn.PgConn
 		if !slot.exists {
-			if rc, err = t.s.connectReplication(ctx); err != nil {
+			if rc, start, _, err = t.newSlot(ctx, false); err != nil {
 				return err
 			}
-			res, err := createSlot(ctx, rc, t.s.slot, false)
-			if err != nil {
-				rc.Close(context.Background())
-				return err
-			}
-			l, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-			if err != nil {
-				rc.Close(context.Background())
-				return err
-			}
-			start = uint64(l)
 		}
 		return t.stream(ctx, rc, start, offset{})
 	case SnapshotInitialOnly:
@@ -128,34 +117,43 @@ func (t *Task) run(ctx context.Context, off offset) error {
 		}
 		return t.stream(ctx, nil, slot.confirmedFlush, offset{})
 	}
-	return t.snapshotThenStream(ctx, true)
+	return t.snapshotThenStream(ctx)
 }
 
 // snapshotThenStream creates the slot exporting its snapshot, reads the
 // tables in that snapshot, then streams from the slot's consistent point:
 // every change is either in the snapshot or in the stream, exactly once.
-func (t *Task) snapshotThenStream(ctx context.Context, _ bool) error {
-	rc, err := t.s.connectReplication(ctx)
+func (t *Task) snapshotThenStream(ctx context.Context) error {
+	rc, l, snapName, err := t.newSlot(ctx, true)
 	if err != nil {
-		return err
-	}
-	res, err := createSlot(ctx, rc, t.s.slot, true)
-	if err != nil {
-		rc.Close(context.Background())
-		return err
-	}
-	l, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-	if err != nil {
-		rc.Close(context.Background())
 		return err
 	}
 	// The exported snapshot lives until rc's next command: the snapshot
 	// imports it first thing, then rc is free to stream.
-	if err := t.snapshot(ctx, res.SnapshotName, uint64(l)); err != nil {
+	if err := t.snapshot(ctx, snapName, l); err != nil {
 		rc.Close(context.Background())
 		return err
 	}
-	return t.stream(ctx, rc, uint64(l), offset{})
+	return t.stream(ctx, rc, l, offset{})
+}
+
+// newSlot creates the slot on a new replication connection and returns
+// the connection (the exported snapshot, if any, lives until its next
+// command), the slot's consistent point and the snapshot's name.
+func (t *Task) newSlot(ctx context.Context, export bool) (*pgconn.PgConn, uint64, string, error) {
+	rc, err := t.s.connectReplication(ctx)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	res, err := createSlot(ctx, rc, t.s.slot, export)
+	if err == nil {
+		var l pglogrepl.LSN
+		if l, err = pglogrepl.ParseLSN(res.ConsistentPoint); err == nil {
+			return rc, uint64(l), res.SnapshotName, nil
+		}
+	}
+	rc.Close(context.Background())
+	return nil, 0, "", err
 }
 
 func (t *Task) reloadCatalog() error {

@@ -119,27 +119,6 @@ func decimalFloat(d connect.Decimal) float64 {
 	return f
 }
 
-// javaBytes is BigInteger.toByteArray: minimal big-endian two's
-// complement.
-func javaBytes(n *big.Int) []byte {
-	if n.Sign() >= 0 {
-		b := n.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	m := new(big.Int).Sub(new(big.Int).Neg(n), big.NewInt(1))
-	b := m.Bytes()
-	if len(b) == 0 || b[0]&0x80 != 0 {
-		b = append([]byte{0}, b...)
-	}
-	for i := range b {
-		b[i] = ^b[i]
-	}
-	return b
-}
-
 // parseNumericText reads numeric output; special is "NaN", "Infinity" or
 // "-Infinity" for PostgreSQL's special values.
 func parseNumericText(b []byte) (d connect.Decimal, special string, err error) {
@@ -231,7 +210,7 @@ func vsdSchema() *connect.SchemaBuilder {
 func vsdValue(s *connect.Schema, d connect.Decimal) *connect.Struct {
 	st := connect.NewStructValue(s)
 	st.PutFieldUnchecked(&s.Fields[0], d.Scale)
-	st.PutFieldUnchecked(&s.Fields[1], javaBytes(d.Unscaled))
+	st.PutFieldUnchecked(&s.Fields[1], connect.TwosComplement(d.Unscaled))
 	return st
 }
 

@@ -11,89 +11,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connect"
-	"github.com/fjordhq/fjord/connect/herder"
-	"github.com/fjordhq/fjord/connect/runtime"
-	"github.com/fjordhq/fjord/connect/storage"
 	"github.com/fjordhq/fjord/converters/json"
 	"github.com/fjordhq/fjord/internal/testkit"
+	"github.com/fjordhq/fjord/internal/testkit/connectkit"
 	_ "github.com/fjordhq/fjord/transforms"
 )
 
 const jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
 
 // connectHarness is a standalone Connect worker on a real broker, as
-// `fjord connect-standalone` wires one (see connectors/file's tests).
-type connectHarness struct {
-	w *runtime.Worker
-	h *herder.Standalone
-}
+// `fjord connect-standalone` wires one (internal/testkit/connectkit).
+type connectHarness struct{ *connectkit.Worker }
 
 func startConnect(t testing.TB, addr string, overrides ...string) *connectHarness {
 	t.Helper()
-	props := map[string]string{
-		"bootstrap.servers": addr, "key.converter": jsonConverter, "value.converter": jsonConverter,
-		"offset.storage.file.filename": "/nonexistent", "offset.flush.interval.ms": "200",
-	}
+	props := map[string]string{"offset.flush.interval.ms": "200"}
 	for i := 0; i+1 < len(overrides); i += 2 {
 		props[overrides[i]] = overrides[i+1]
 	}
-	cfg, err := runtime.ParseWorkerConfig(props, runtime.Standalone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: storage.NewMemoryOffsetStore()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083"},
-		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType})
-	c := &connectHarness{w: w, h: h}
-	t.Cleanup(c.stop)
-	return c
+	return &connectHarness{connectkit.Start(t, addr, connectkit.Options{Props: props})}
 }
 
-// stop shuts the worker down cleanly (tasks commit what PreCommit allows).
-func (c *connectHarness) stop() {
-	c.h.Close(context.Background())
-	c.w.Close(context.Background())
-}
+func (c *connectHarness) create(t testing.TB, config map[string]string) { c.Create(t, config) }
 
-// crash stops the worker without waiting for its tasks: they are
-// abandoned mid-put, their consumers closed under them.
-func (c *connectHarness) crash() {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	c.h.Close(ctx)
-	c.w.Close(ctx)
-}
-
-func (c *connectHarness) create(t testing.TB, config map[string]string) {
-	t.Helper()
-	if _, _, err := c.h.PutConnectorConfig(testkit.Context(t, 30*time.Second), config["name"], config, "", false); err != nil {
-		t.Fatal(err)
-	}
-}
+// crash abandons the tasks mid-put (connectkit's Crash).
+func (c *connectHarness) crash() { c.Crash() }
 
 // failed reports a FAILED connector or task, with its trace.
-func (c *connectHarness) failed() error {
-	ctx := context.Background()
-	names, _ := c.h.Connectors(ctx)
-	for _, n := range names {
-		st, err := c.h.ConnectorStatus(ctx, n)
-		if err != nil {
-			continue
-		}
-		if st.Connector.State == herder.StateFailed {
-			return fmt.Errorf("connector %s failed: %s", n, st.Connector.Trace)
-		}
-		for _, ts := range st.Tasks {
-			if ts.State == herder.StateFailed {
-				return fmt.Errorf("task %s-%d failed: %s", n, ts.ID, ts.Trace)
-			}
-		}
-	}
-	return nil
-}
+func (c *connectHarness) failed() error { return c.Failed() }
 
 // awaitRows waits until query's rows (see rows) are want.
 func (c *connectHarness) awaitRows(t *testing.T, pg *testkit.Postgres, db, query string, want []string) {

@@ -86,6 +86,23 @@ func (c *Worker) Close() {
 	}
 }
 
+// Crash stops the worker without waiting for its tasks: they are
+// abandoned mid-poll or mid-put, their clients closed under them (what a
+// killed process leaves, as far as the broker and the offsets go).
+func (c *Worker) Crash() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.H.Close(ctx)
+	c.W.Close(ctx)
+	if cl, ok := c.offsets.(interface{ Close() error }); ok {
+		cl.Close()
+	}
+}
+
 // Create POSTs a connector, as the REST API would.
 func (c *Worker) Create(t testing.TB, config map[string]string) {
 	t.Helper()
