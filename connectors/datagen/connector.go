@@ -262,6 +262,7 @@ func (t *Task) generate(n int) []*connect.SourceRecord {
 	slab := make([]connect.Record, n)
 	out := make([]*connect.SourceRecord, n)
 	taskCount := t.taskCount
+	var taskCountAny any = taskCount // boxed once for the batch's offsets
 	base := int64(t.s.taskID)
 	var keyField *connect.Field
 	if t.s.keyField >= 0 {
@@ -285,7 +286,7 @@ func (t *Task) generate(n int) []*connect.SourceRecord {
 			Topic: t.s.topic, Partition: -1, Timestamp: -1,
 			KeySchema: t.keySchema, Key: key, ValueSchema: t.s.value.schema, Value: value,
 			SourcePartition: t.partition,
-			SourceOffset:    map[string]any{CurrentIterationField: t.next, TaskCountField: taskCount},
+			SourceOffset:    map[string]any{CurrentIterationField: t.next, TaskCountField: taskCountAny},
 			Offset:          -1, TimestampType: connect.NoTimestampType,
 		}
 		out[i] = &slab[i]
