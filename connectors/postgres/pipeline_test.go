@@ -30,9 +30,7 @@ CREATE TABLE lines (order_id bigint, line int, sku text NOT NULL, qty smallint, 
 // sink → Postgres B: after a mixed insert/update/delete load (snapshot
 // first, then streaming), the two databases are equal row for row.
 func TestPostgresToPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end on Postgres and a broker")
-	}
+	testkit.SkipShort(t, "end to end on Postgres and a broker")
 	pg := testkit.StartPostgres(t)
 	pg.CreateDatabase(t, "a")
 	pg.CreateDatabase(t, "b")

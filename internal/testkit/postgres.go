@@ -315,3 +315,17 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// SkipShort skips a slow test in `go test -short` (the inner loop). In CI
+// (CI=true) nothing may skip: a slow test asked to skip there fails, so a
+// part CI has is never silently left untested.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if !testing.Short() {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s must run in CI: do not pass -short", what)
+	}
+	t.Skip(what + " (skipped with -short)")
+}

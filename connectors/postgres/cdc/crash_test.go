@@ -24,9 +24,7 @@ import (
 // topic — each row's versions 1..final, none missing — and the duplicates
 // (changes sent again from the uncommitted window) are counted.
 func TestCrashDuringSnapshotAndStreaming(t *testing.T) {
-	if testing.Short() {
-		t.Skip("process-level crash test")
-	}
+	testkit.SkipShort(t, "process-level crash test")
 	pg := testkit.StartPostgres(t)
 	pg.CreateDatabase(t, "app")
 	const initialRows = 30000

@@ -84,9 +84,7 @@ func fixSnapshotDates(t *testing.T, rs []map[string]any) {
 // normalised — for the snapshot and for the stream, in three sets of
 // type-handling modes.
 func TestEventsMatchDebezium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden runs on a real Postgres and broker")
-	}
+	testkit.SkipShort(t, "golden runs on a real Postgres and broker")
 	pg := testkit.StartPostgres(t)
 	b := testkit.StartBroker(t, nil)
 	for _, run := range []string{"default", "string_connect_hex", "double_micro_base64"} {

@@ -30,9 +30,7 @@ func sinkConfig(name, topics string, pg *testkit.Postgres, kv ...string) map[str
 // Connect worker into an auto-created, auto-evolved table, two tasks
 // sharing the partitions; the table ends as the records say.
 func TestEndToEndJSON(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end with a broker")
-	}
+	testkit.SkipShort(t, "end to end with a broker")
 	pg := testkit.StartPostgres(t)
 	b := testkit.StartBroker(t, nil)
 	createTopic(t, b.Addr, 3, "customers")
@@ -147,9 +145,7 @@ func rowText(id int32, name string, version int) string {
 // again), flattened by ExtractNewRecordState under each delete handling
 // mode and renamed by RegexRouter, end row for row as the source table.
 func TestDebeziumEnvelopes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end with a broker")
-	}
+	testkit.SkipShort(t, "end to end with a broker")
 	pg := testkit.StartPostgres(t)
 	b := testkit.StartBroker(t, nil)
 	enc := newEncoder(t)
@@ -287,9 +283,7 @@ func rowID(s string) int {
 // arrive, and the table ends as the records say: upserts make the
 // redelivered records harmless.
 func TestCrashAndRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end with a broker")
-	}
+	testkit.SkipShort(t, "end to end with a broker")
 	pg := testkit.StartPostgres(t)
 	b := testkit.StartBroker(t, nil)
 	createTopic(t, b.Addr, 2, "orders")
@@ -346,9 +340,7 @@ func TestCrashAndRestart(t *testing.T) {
 // TestDeadLetterQueue: with errors.tolerance=all and a dead letter queue,
 // records the database refuses land in the queue, the rest in the table.
 func TestDeadLetterQueue(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end to end with a broker")
-	}
+	testkit.SkipShort(t, "end to end with a broker")
 	pg := testkit.StartPostgres(t)
 	pg.Exec(t, "postgres", "CREATE TABLE payments (id BIGINT PRIMARY KEY, name TEXT NOT NULL, n INT NOT NULL CHECK (n >= 0))")
 	b := testkit.StartBroker(t, nil)
