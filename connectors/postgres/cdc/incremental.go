@@ -188,11 +188,7 @@ func (st *streamer) readChunk(ctx context.Context, ct *capturedTable) error {
 	}
 	sql := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s LIMIT %d) TO STDOUT", strings.Join(names, ", "),
 		pgx.Identifier{ct.schema, ct.name}.Sanitize(), where, strings.Join(keyCols, ", "), st.t.s.chunkSize)
-	direct := &capturedTable{oid: ct.oid, schema: ct.schema, name: ct.name, topic: ct.topic, schemas: ct.schemas,
-		nkept: ct.nkept, vals: ct.vals, toasted: ct.toasted, pos: make([]int, len(cols))}
-	for i := range direct.pos {
-		direct.pos[i] = i
-	}
+	direct := ct.inColumnOrder()
 	keyPos := make([]int, len(keys))
 	for i, k := range keys {
 		for j, c := range cols {

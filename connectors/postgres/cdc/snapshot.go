@@ -99,12 +99,7 @@ func (t *Task) copyTable(ctx context.Context, ct *capturedTable, em *snapshotEmi
 	}
 	sql := "COPY (SELECT " + strings.Join(names, ", ") + " FROM " + pgx.Identifier{ct.schema, ct.name}.Sanitize() + ") TO STDOUT"
 	// The snapshot's tuples are in column order already: map them 1:1.
-	direct := &capturedTable{oid: ct.oid, schema: ct.schema, name: ct.name, topic: ct.topic, schemas: ct.schemas,
-		nkept: ct.nkept, vals: ct.vals, toasted: ct.toasted}
-	direct.pos = make([]int, len(cols))
-	for i := range direct.pos {
-		direct.pos[i] = i
-	}
+	direct := ct.inColumnOrder()
 	w := &copyRowWriter{ctx: ctx, ct: direct, em: em}
 	if _, err := t.conn.PgConn().CopyTo(ctx, w, sql); err != nil {
 		if w.err != nil {
@@ -366,4 +361,15 @@ func structOrNil(s *connect.Struct) any {
 		return nil
 	}
 	return s
+}
+
+// inColumnOrder is ct for tuples that hold exactly its kept columns, in
+// order (what SELECTing them gives), instead of the relation's columns.
+func (ct *capturedTable) inColumnOrder() *capturedTable {
+	d := *ct
+	d.pos = make([]int, ct.nkept)
+	for i := range d.pos {
+		d.pos[i] = i
+	}
+	return &d
 }

@@ -31,8 +31,6 @@ type streamer struct {
 	commitTime time.Time
 	changeSeq  int64
 	skipTx     bool
-	// lastCommit is the commit LSN of the previous transaction.
-	lastCommit uint64
 	// seqPrefix starts source.sequence: Debezium's first element is the
 	// LSN of the transaction's BEGIN, null in the session's first
 	// transaction.
@@ -48,10 +46,9 @@ type streamer struct {
 	// Transaction metadata (provide.transaction.metadata): the current
 	// transaction's data events, in all and per table (in order of first
 	// appearance).
-	txEvents  int64
-	txTables  []string
-	txPer     map[string]int64
-	txFirstID string
+	txEvents int64
+	txTables []string
+	txPer    map[string]int64
 
 	incr *incremental // an ad-hoc incremental snapshot in progress
 
@@ -77,7 +74,7 @@ func (t *Task) stream(ctx context.Context, rc *pgconn.PgConn, start uint64, skip
 	if t.confirmed.Load() < start {
 		t.confirmed.Store(start)
 	}
-	st := &streamer{t: t, rc: rc, relations: map[uint32]*capturedTable{}, skip: skip, idleLSN: start, lastCommit: start}
+	st := &streamer{t: t, rc: rc, relations: map[uint32]*capturedTable{}, skip: skip, idleLSN: start}
 	if skip.incremental != "" && t.s.signalTable != "" {
 		st.incr = &incremental{}
 		if err := json.Unmarshal([]byte(skip.incremental), &st.incr.state); err != nil {
@@ -297,7 +294,6 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 			return err
 		}
 		st.inTx = false
-		st.lastCommit = uint64(m.CommitLSN)
 		if t.s.txMetadata && st.txEvents > 0 {
 			st.txEnd(uint64(m.CommitLSN))
 		}
@@ -469,7 +465,6 @@ func (st *streamer) env(ct *capturedTable, op string, before, after *connect.Str
 	}
 	id := strconv.FormatUint(uint64(st.xid), 10) + ":" + strconv.FormatUint(lsn, 10)
 	if st.txEvents == 0 {
-		st.txFirstID = id
 		v := connect.NewStructValue(txValueSchema).MustPut("status", "BEGIN").MustPut("id", id).MustPut("ts_ms", st.commitTime.UnixMilli())
 		st.addMeta(id, v, -1)
 	}
