@@ -37,7 +37,7 @@ type parquetFormat struct {
 // rowGroupBytes is the raw value size after which a row group is
 // written (parquet-java's default block size is 128 MB of encoded data;
 // the raw size bounds the writer's memory more directly).
-const rowGroupBytes = 64 << 20
+var rowGroupBytes = 64 << 20
 
 // pageBytes is Confluent's PAGE_SIZE.
 const pageBytes = 64 << 10
