@@ -13,7 +13,7 @@ PKGS    := ./...
 TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-short bench deps vet fmt fuzz clean
+.PHONY: all build run test test-short bench deps s3-server vet fmt fuzz clean
 
 all: build
 
@@ -36,18 +36,24 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: deps build vet
+# s3-server builds the MinIO server the S3 connector tests run against
+# into .cache/bin (once; a few minutes the first time).
+s3-server:
+	scripts/s3-server.sh
+
+test: deps s3-server build vet
 	$(GO) test -race -timeout 20m $(PKGS)
 
 # test-short is the inner loop: skips the slow process-level suites.
 test-short:
 	$(GO) test -short $(PKGS)
 
-bench: build
+bench: build s3-server
 	scripts/bench.sh --write $(BENCH_ARGS)
 	$(BIN) bench connect --write $(BENCH_CONNECT_ARGS)
 	$(BIN) bench cluster --write $(BENCH_CLUSTER_ARGS)
 	$(BIN) bench postgres --write $(BENCH_POSTGRES_ARGS)
+	$(BIN) bench s3 --write $(BENCH_S3_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s

@@ -31,6 +31,7 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/file"
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/connectors/postgres/sink"
+	_ "github.com/fjordhq/fjord/connectors/s3/sink"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/converters/bytearray"
 	_ "github.com/fjordhq/fjord/converters/header"

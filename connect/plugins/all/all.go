@@ -11,6 +11,7 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/nullsink"
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/connectors/postgres/sink"
+	_ "github.com/fjordhq/fjord/connectors/s3/sink"
 	_ "github.com/fjordhq/fjord/converters/all"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/transforms"

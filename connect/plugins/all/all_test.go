@@ -22,6 +22,7 @@ func TestEveryShippedPluginResolves(t *testing.T) {
 		"io.debezium.transforms.ExtractNewRecordState",
 		"io.debezium.connector.postgresql.PostgresConnector",
 		"io.confluent.connect.jdbc.JdbcSinkConnector",
+		"io.confluent.connect.s3.S3SinkConnector",
 	} {
 		if _, ok := plugins.Lookup(name); !ok {
 			t.Errorf("%s is not registered", name)
