@@ -38,6 +38,7 @@ func NewCommand(self []string, childEnv []string) *cobra.Command {
 	root.AddCommand(connectCommand(self, childEnv))
 	root.AddCommand(clusterCommand(self, childEnv))
 	root.AddCommand(postgresCommand())
+	root.AddCommand(s3Command())
 	return root
 }
 
