@@ -32,6 +32,7 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/connectors/postgres/sink"
 	_ "github.com/fjordhq/fjord/connectors/s3/sink"
+	_ "github.com/fjordhq/fjord/connectors/s3/source"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/converters/bytearray"
 	_ "github.com/fjordhq/fjord/converters/header"

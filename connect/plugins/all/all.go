@@ -12,6 +12,7 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/connectors/postgres/sink"
 	_ "github.com/fjordhq/fjord/connectors/s3/sink"
+	_ "github.com/fjordhq/fjord/connectors/s3/source"
 	_ "github.com/fjordhq/fjord/converters/all"
 	_ "github.com/fjordhq/fjord/converters/avro"
 	_ "github.com/fjordhq/fjord/transforms"

@@ -23,6 +23,7 @@ func TestEveryShippedPluginResolves(t *testing.T) {
 		"io.debezium.connector.postgresql.PostgresConnector",
 		"io.confluent.connect.jdbc.JdbcSinkConnector",
 		"io.confluent.connect.s3.S3SinkConnector",
+		"io.confluent.connect.s3.source.S3SourceConnector",
 	} {
 		if _, ok := plugins.Lookup(name); !ok {
 			t.Errorf("%s is not registered", name)

@@ -3,6 +3,7 @@ package sink
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fjordhq/fjord/connect"
@@ -58,7 +59,7 @@ func ConfigDef() *connect.ConfigDef {
 					return nil
 				}
 			}
-			return fmt.Errorf("Invalid value %s for configuration %s: must be one of %s", s, name, strings.Join(values, ", "))
+			return fmt.Errorf("String must be one of: %s", strings.Join(values, ", "))
 		}
 	}
 	def("Connector", 1, connect.ConfigKey{Name: FormatClassConfig, Type: connect.TypeClass, Default: connect.NoDefault,
@@ -159,7 +160,7 @@ func parseSettings(props map[string]string) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	if problems := crossProblems(props, cfg); len(problems) > 0 {
+	if problems := crossProblems(props); len(problems) > 0 {
 		keys := slices.Sorted(mapKeys(problems))
 		msgs := make([]string, len(keys))
 		for i, k := range keys {
@@ -205,8 +206,9 @@ func parseSettings(props map[string]string) (*settings, error) {
 }
 
 // crossProblems are the checks across keys, each reported on one key
-// (Confluent's S3SinkConnectorValidator and partitioner checks).
-func crossProblems(props map[string]string, cfg *connect.Config) map[string]string {
+// (Confluent's S3SinkConnectorValidator and partitioner checks). They
+// read the raw values, so they run even when other keys are in error.
+func crossProblems(props map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, m := range storage.Validate(props) {
 		out[k] = m
@@ -217,21 +219,22 @@ func crossProblems(props map[string]string, cfg *connect.Config) map[string]stri
 	for k, m := range partitioner.Validate(props) {
 		out[k] = m
 	}
-	if cfg == nil {
-		return out
+	long := func(key string) int64 {
+		n, _ := strconv.ParseInt(strings.TrimSpace(props[key]), 10, 64)
+		return n
 	}
-	if cfg.Long(RotateScheduleIntervalConfig) > 0 && cfg.String(TimezoneConfig) == "" {
+	isTrue := func(key string) bool { return strings.EqualFold(strings.TrimSpace(props[key]), "true") }
+	if long(RotateScheduleIntervalConfig) > 0 && strings.TrimSpace(props[TimezoneConfig]) == "" {
 		out[TimezoneConfig] = "Timezone cannot be empty when using scheduled file rotation."
 	}
-	if cfg.Long(RotateIntervalConfig) > 0 {
-		p, err := partitioner.New(props)
-		if err == nil {
+	if long(RotateIntervalConfig) > 0 {
+		if p, err := partitioner.New(props); err == nil {
 			if _, ok := p.(partitioner.TimeBased); !ok {
 				out[RotateIntervalConfig] = "rotate.interval.ms needs a time-based partitioner.class (TimeBasedPartitioner, HourlyPartitioner, DailyPartitioner): the record timestamps it measures come from its timestamp.extractor"
 			}
 		}
 	}
-	if strings.EqualFold(cfg.String(BehaviorOnNullValuesConfig), nullWrite) && !cfg.Bool(StoreKafkaKeysConfig) {
+	if strings.EqualFold(strings.TrimSpace(props[BehaviorOnNullValuesConfig]), nullWrite) && !isTrue(StoreKafkaKeysConfig) {
 		// Confluent's S3SinkConnectorValidator: a tombstone is only
 		// useful with its key, which goes to the .keys file.
 		msg := "Writing Kafka record keys to storage is mandatory when tombstone writing is enabled."

@@ -70,8 +70,7 @@ func (c *Connector) Validate(props map[string]string) []connect.ConfigValue {
 	for i := range values {
 		byName[values[i].Name] = &values[i]
 	}
-	cfg, _ := def.Parse(props)
-	for key, msg := range crossProblems(props, cfg) {
+	for key, msg := range crossProblems(props) {
 		if v := byName[key]; v != nil && len(v.Errors) == 0 {
 			v.Errors = append(v.Errors, msg)
 		}

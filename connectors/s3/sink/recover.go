@@ -132,7 +132,27 @@ func metaValue(meta map[string]string, name string) string {
 // partition's objects: a task killed mid-upload leaves its parts stored
 // (and billed) until someone aborts them. Only this partition's keys are
 // touched; another task may be uploading the topic's other partitions.
+// AWS lists uploads by prefix; MinIO only by exact key, so the uploader
+// also aborts a key's leftovers before uploading that key again
+// (abortUploadsOf).
 func (t *Task) abortUploads(ctx context.Context, tp connect.TopicPartition, prefix string, exts []string) error {
+	return t.abortMatching(ctx, prefix, func(key string) bool {
+		for _, ext := range exts {
+			topic, part, _, ok := t.s.layout.ParseKey(key, ext)
+			if ok && topic == tp.Topic && part == tp.Partition {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// abortUploadsOf aborts the unfinished multipart uploads of exactly key.
+func (t *Task) abortUploadsOf(ctx context.Context, key string) error {
+	return t.abortMatching(ctx, key, func(k string) bool { return k == key })
+}
+
+func (t *Task) abortMatching(ctx context.Context, prefix string, match func(string) bool) error {
 	c := t.store.Client()
 	bucket := t.store.Bucket()
 	in := &s3.ListMultipartUploadsInput{Bucket: &bucket, Prefix: &prefix}
@@ -142,19 +162,13 @@ func (t *Task) abortUploads(ctx context.Context, tp connect.TopicPartition, pref
 			return err
 		}
 		for _, u := range out.Uploads {
-			if u.Key == nil || u.UploadId == nil {
+			if u.Key == nil || u.UploadId == nil || !match(*u.Key) {
 				continue
 			}
-			for _, ext := range exts {
-				topic, part, _, ok := t.s.layout.ParseKey(*u.Key, ext)
-				if ok && topic == tp.Topic && part == tp.Partition {
-					if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: u.Key, UploadId: u.UploadId}); err != nil {
-						return err
-					}
-					slog.Info("S3 sink: aborted an unfinished multipart upload", "connector", t.s.name, "key", *u.Key)
-					break
-				}
+			if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &bucket, Key: u.Key, UploadId: u.UploadId}); err != nil {
+				return err
 			}
+			slog.Info("S3 sink: aborted an unfinished multipart upload", "connector", t.s.name, "key", *u.Key)
 		}
 		if out.IsTruncated == nil || !*out.IsTruncated {
 			return nil

@@ -213,6 +213,13 @@ func (u *uploader) put(ctx context.Context, set *commitSet, o *pendingObject) er
 	if backoff <= 0 {
 		backoff = 200 * time.Millisecond
 	}
+	if o.sp.size >= u.t.s.partSize {
+		// A multipart upload of this key may have been left by a crash
+		// (an object rewritten after recovery has the same key).
+		if err := u.t.abortUploadsOf(ctx, o.key); err != nil && ctx.Err() == nil {
+			slog.Warn("S3 sink: could not list unfinished uploads of the key before uploading it", "key", o.key, "err", err)
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		r, err := o.sp.reader()
 		if err != nil {
