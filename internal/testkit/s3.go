@@ -176,7 +176,9 @@ func (s *S3Server) start() error {
 		resp, err := client.Get(s.Endpoint + "/minio/health/ready")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			// Ready can answer before the object layer is up (requests then
+			// get XMinioServerNotInitialized): wait for a real S3 call too.
+			if resp.StatusCode == http.StatusOK && s.answers() {
 				return nil
 			}
 		}
@@ -186,10 +188,22 @@ func (s *S3Server) start() error {
 	return fmt.Errorf("minio not ready within 30s:\n%s", s.logTail(4000))
 }
 
+// answers reports whether an authenticated ListBuckets succeeds.
+func (s *S3Server) answers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := s.client().ListBuckets(ctx, &s3.ListBucketsInput{})
+	return err == nil
+}
+
 // Client returns an S3 client for the server (root credentials, path
 // style).
 func (s *S3Server) Client(t testing.TB) *s3.Client {
 	t.Helper()
+	return s.client()
+}
+
+func (s *S3Server) client() *s3.Client {
 	return s3.New(s3.Options{
 		Region:       s.Region,
 		BaseEndpoint: aws.String(s.Endpoint),
