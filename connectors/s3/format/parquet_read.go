@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -26,9 +27,13 @@ import (
 // list rules of the Parquet spec's backward-compatibility section (two-
 // and three-level lists, bare repeated fields) and MAP groups.
 
-func (f *parquetFormat) NewReader(r io.ReaderAt, size int64) (RecordReader, error) {
+func (f *parquetFormat) NewReader(r io.ReaderAt, size int64) (rr RecordReader, err error) {
 	if size == 0 {
 		return emptyReader{}, nil
+	}
+	defer recoverCorrupt(&err)
+	if err := checkParquetFrame(r, size); err != nil {
+		return nil, err
 	}
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
@@ -61,7 +66,40 @@ type parquetReader struct {
 	asm    assembler
 }
 
-func (r *parquetReader) Next() (*connect.Schema, any, error) {
+// checkParquetFrame checks the magic at both ends and that the footer
+// length fits in the file before parquet-go allocates it (it trusts the
+// length, up to 4 GiB).
+func checkParquetFrame(r io.ReaderAt, size int64) error {
+	if size < 12 {
+		return errors.New("not a Parquet file: too short")
+	}
+	var head, tail [8]byte
+	if _, err := r.ReadAt(head[:4], 0); err != nil {
+		return fmt.Errorf("reading Parquet: %w", err)
+	}
+	if n, err := r.ReadAt(tail[:], size-8); n != 8 {
+		return fmt.Errorf("reading Parquet: %w", err)
+	}
+	if string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return errors.New("not a Parquet file (no PAR1 magic; encrypted files are not read)")
+	}
+	if footer := int64(binary.LittleEndian.Uint32(tail[:4])); footer > size-12 {
+		return fmt.Errorf("corrupt Parquet file: footer of %d bytes in a %d-byte file", footer, size)
+	}
+	return nil
+}
+
+// recoverCorrupt turns a panic of parquet-go on a corrupt file (it
+// trusts offsets and lengths it reads) into an error: objects come from
+// a bucket, not from a trusted writer.
+func recoverCorrupt(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("corrupt Parquet file: %v", p)
+	}
+}
+
+func (r *parquetReader) Next() (s *connect.Schema, v any, err error) {
+	defer recoverCorrupt(&err)
 	for r.i >= r.n {
 		if err := r.fill(); err != nil {
 			return nil, nil, err
@@ -69,8 +107,7 @@ func (r *parquetReader) Next() (*connect.Schema, any, error) {
 	}
 	row := r.buf[r.i]
 	r.i++
-	v, err := r.asm.row(r.plan, row)
-	if err != nil {
+	if v, err = r.asm.row(r.plan, row); err != nil {
 		return nil, nil, err
 	}
 	return r.plan.cs, v, nil
