@@ -10,7 +10,10 @@ BIN     := bin/fjord
 PKGS    := ./...
 # Debian packages the tests drive Fjord with: real clients nobody here wrote, and
 # the real PostgreSQL 15 server the Postgres connectors are tested against.
-TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard
+TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-pip
+# Python modules Debian does not package: independent readers of the S3
+# sink's Parquet and Avro files (connectors/s3/format).
+TEST_PIPS := pyarrow fastavro cramjam
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build run test test-short bench deps s3-server vet fmt fuzz clean
@@ -30,6 +33,9 @@ deps:
 		echo "installing test dependencies:$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+	@python3 -c "import pyarrow, fastavro, cramjam" 2>/dev/null || { \
+		echo "installing test dependencies (pip): $(TEST_PIPS)"; \
+		$(SUDO) python3 -m pip install -q --break-system-packages $(TEST_PIPS); }
 
 vet:
 	$(GO) vet $(PKGS)

@@ -144,6 +144,15 @@ type SinkTaskContext interface {
 	Config() map[string]string
 }
 
+// CauseReporter is implemented by Fjord's task contexts: a task that is
+// RUNNING but cannot make progress (its destination is down and it is
+// retrying) reports why, and the cause shows as the trace of its RUNNING
+// status until the task reports nil. Kafka Connect has no such call;
+// tasks type-assert their context for it.
+type CauseReporter interface {
+	ReportCause(err error)
+}
+
 // ContextualSinkTask is implemented by sink tasks that want their
 // context; Initialize is called before Start.
 type ContextualSinkTask interface {

@@ -564,6 +564,7 @@ func (s *sinkTask) convertParallel(krs []*kgo.Record, slab []connect.Record) []b
 // put delivers records, retrying while the task says RetriableError
 // (Kafka retries such a batch until it succeeds or the task stops).
 func (s *sinkTask) put(ctx context.Context, recs []*connect.Record) error {
+	retried := false
 	for {
 		s.taskMu.Lock()
 		err := s.task.Put(ctx, recs)
@@ -572,12 +573,17 @@ func (s *sinkTask) put(ctx context.Context, recs []*connect.Record) error {
 		s.taskMu.Unlock()
 		if err == nil {
 			s.m.sinkPut.Add(float64(len(recs)))
+			if retried {
+				s.t.runningCause(nil)
+			}
 			return nil
 		}
 		var re *connect.RetriableError
 		if !errors.As(err, &re) {
 			return &ConnectError{Msg: "Exiting WorkerSinkTask due to unrecoverable exception.", Err: err}
 		}
+		retried = true
+		s.t.runningCause(err)
 		s.m.retries.Inc()
 		if timeout <= 0 {
 			timeout = retryDelayMin
@@ -875,6 +881,10 @@ func tpMap(parts []connect.TopicPartition) map[string][]int32 {
 }
 
 func (c *sinkTaskContext) RequestCommit() { c.s.commitNow.Store(true) }
+
+// ReportCause is connect.CauseReporter: the cause shows in the task's
+// RUNNING status until cleared with nil.
+func (c *sinkTaskContext) ReportCause(err error) { c.s.t.runningCause(err) }
 
 func (c *sinkTaskContext) ErrantRecordReporter() connect.ErrantRecordReporter {
 	if !c.s.eh.tolerateAll && c.s.eh.dlq == nil {

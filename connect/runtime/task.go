@@ -66,18 +66,43 @@ type workerTask struct {
 
 	mu      sync.Mutex
 	reports storage.State // last state reported, to report changes once
+	cause   string        // the trace shown with RUNNING (runningCause), "" for none
 }
 
 func (t *workerTask) status(st storage.State, err error) {
 	t.mu.Lock()
-	if st == t.reports && err == nil {
+	if st == t.reports && err == nil && t.cause == "" {
 		t.mu.Unlock()
 		return
 	}
 	t.reports = st
+	t.cause = ""
 	t.mu.Unlock()
 	if t.listener != nil {
 		t.listener.Status(t.id.Connector, t.id.Task, st, withTrace(err))
+	}
+}
+
+// runningCause puts why a RUNNING task makes no progress — a sink's
+// RetriableError, e.g. its destination is down — in the trace of its
+// RUNNING status, so GET /connectors/{name}/status shows it while the
+// task retries; nil clears it once the task moves again. Kafka writes a
+// trace only for FAILED; its status record has the field for every
+// state, so Kafka workers read these records too.
+func (t *workerTask) runningCause(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	t.mu.Lock()
+	if t.reports != storage.StateRunning || msg == t.cause {
+		t.mu.Unlock()
+		return
+	}
+	t.cause = msg
+	t.mu.Unlock()
+	if t.listener != nil {
+		t.listener.Status(t.id.Connector, t.id.Task, storage.StateRunning, withTrace(err))
 	}
 }
 

@@ -1,7 +1,9 @@
 package sink_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,10 +36,21 @@ func TestS3OutageLosesNothing(t *testing.T) {
 
 	e.s3.Stop()
 	produce(t, e.broker.Addr, batch(1000, 2000))
-	time.Sleep(4 * time.Second) // uploads fail meanwhile
-	if err := e.worker.Failed(); err != nil {
-		t.Fatalf("the task failed during the outage instead of retrying: %v", err)
-	}
+	// The uploads fail; once the closed files pile up the task stops
+	// taking records and its RUNNING status says why.
+	testkit.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if err := e.worker.Failed(); err != nil {
+			t.Fatalf("the task failed during the outage instead of retrying: %v", err)
+		}
+		st, err := e.worker.H.ConnectorStatus(context.Background(), "ticks-sink")
+		if err != nil {
+			return err
+		}
+		if len(st.Tasks) != 1 || st.Tasks[0].State != "RUNNING" || !strings.Contains(st.Tasks[0].Trace, "S3") {
+			return fmt.Errorf("task status %+v: want RUNNING with the S3 cause in its trace", st.Tasks)
+		}
+		return nil
+	})
 	if c := committed(t, e.broker.Addr, "ticks-sink", "ticks"); c[0] > 1000 {
 		t.Fatalf("offset %d committed while S3 was down", c[0])
 	}
@@ -62,6 +75,13 @@ func TestS3OutageLosesNothing(t *testing.T) {
 	testkit.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
 		if c := committed(t, e.broker.Addr, "ticks-sink", "ticks"); c[0] != 2000 {
 			return fmt.Errorf("committed %v, want 2000", c)
+		}
+		st, err := e.worker.H.ConnectorStatus(context.Background(), "ticks-sink")
+		if err != nil {
+			return err
+		}
+		if st.Tasks[0].State != "RUNNING" || st.Tasks[0].Trace != "" {
+			return fmt.Errorf("task status %+v: want RUNNING without a trace once S3 is back", st.Tasks)
 		}
 		return nil
 	})

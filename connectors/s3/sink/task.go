@@ -85,6 +85,16 @@ func (t *Task) Open(partitions []connect.TopicPartition) error {
 
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	now := time.Now()
+	if err := t.up.failing(); err != nil {
+		// S3 is down or refusing: take nothing more until the files
+		// already closed are up (they keep being retried). The runtime
+		// gives this batch again and shows this error in the task's
+		// RUNNING status meanwhile.
+		if t.ctx != nil {
+			t.ctx.Timeout(max(t.s.store.RetryBackoff, time.Second))
+		}
+		return &connect.RetriableError{Err: fmt.Errorf("S3 sink: uploads to S3 fail, so no more records are taken until they succeed (nothing is lost; the offsets stay uncommitted): %w", err)}
+	}
 	for i, r := range records {
 		w := t.writers[connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}]
 		if w == nil {
@@ -163,6 +173,13 @@ func (t *Task) Stop() error {
 func (t *Task) requestCommit() {
 	if t.ctx != nil {
 		t.ctx.RequestCommit()
+	}
+}
+
+// reportCause shows err in the task's RUNNING status (nil clears it).
+func (t *Task) reportCause(err error) {
+	if r, ok := t.ctx.(connect.CauseReporter); ok {
+		r.ReportCause(err)
 	}
 }
 

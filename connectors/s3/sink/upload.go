@@ -133,6 +133,18 @@ func (u *uploader) behind() (bool, int64, error) {
 	return u.buffered > u.maxBuf, u.buffered, u.lastErr
 }
 
+// failing returns the last upload error while uploads fail (each failure
+// is an attempt that used up the SDK's own retries), nil once one
+// succeeds again.
+func (u *uploader) failing() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.failures > 0 {
+		return u.lastErr
+	}
+	return nil
+}
+
 // waitBelow waits up to d for the buffered bytes to fall under the limit.
 func (u *uploader) waitBelow(ctx context.Context, d time.Duration) bool {
 	deadline := time.Now().Add(d)
@@ -231,8 +243,12 @@ func (u *uploader) put(ctx context.Context, set *commitSet, o *pendingObject) er
 			if u.failures > 0 {
 				slog.Info("S3 sink: uploads succeed again", "connector", u.t.s.name, "key", o.key, "after_failures", u.failures)
 			}
+			recovered := u.failures > 0
 			u.lastErr, u.failures = nil, 0
 			u.mu.Unlock()
+			if recovered {
+				u.t.reportCause(nil)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -242,6 +258,7 @@ func (u *uploader) put(ctx context.Context, set *commitSet, o *pendingObject) er
 		u.lastErr = err
 		u.failures++
 		u.mu.Unlock()
+		u.t.reportCause(fmt.Errorf("S3 sink: uploading %s fails; retrying with backoff, its records stay uncommitted (nothing is lost): %w", o.key, err))
 		slog.Warn("S3 sink: upload failed; keeping the file and trying again (its offsets stay uncommitted)",
 			"connector", u.t.s.name, "key", o.key, "attempt", attempt, "retry_in", backoff, "err", err)
 		select {
