@@ -2,7 +2,6 @@ package datagen
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -104,35 +103,17 @@ func (c *Connector) AlterOffsets(config map[string]string, offsets []connect.Sou
 		if po.Offset == nil {
 			continue
 		}
-		n, ok := asLong(po.Offset[CurrentIterationField])
+		n, ok := connect.OffsetLong(po.Offset[CurrentIterationField])
 		if !ok || n < 0 {
 			return false, fmt.Errorf("The value for the '%s' key in the offset should be a non-negative Long value", CurrentIterationField)
 		}
-		if _, ok := asLong(po.Partition[TaskIDConfig]); !ok {
+		if _, ok := connect.OffsetLong(po.Partition[TaskIDConfig]); !ok {
 			return false, fmt.Errorf("Partition objects should contain the key '%s' with the task number", TaskIDConfig)
 		}
 	}
 	return true, nil
 }
 
-func asLong(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x), true
-		}
-	}
-	return 0, false
-}
 
 // Task generates records. Record number g (the sequence number) depends
 // only on the seed and g, so output is reproducible, and a task resumes
@@ -197,12 +178,12 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 			return fmt.Errorf("read datagen task %d offset: %w", s.taskID, err)
 		}
 		if off != nil {
-			k, ok := asLong(off[CurrentIterationField])
+			k, ok := connect.OffsetLong(off[CurrentIterationField])
 			if !ok || k < 0 {
 				return fmt.Errorf("datagen task %d: stored offset %v has no valid %s", s.taskID, off, CurrentIterationField)
 			}
 			t.next = k
-			if n, ok := asLong(off[TaskCountField]); ok && n != t.taskCount {
+			if n, ok := connect.OffsetLong(off[TaskCountField]); ok && n != t.taskCount {
 				slog.Warn("datagen: the number of tasks changed since the offset was stored; sequence numbers may repeat or be skipped",
 					"task", s.taskID, "was", n, "now", t.taskCount)
 			}

@@ -2,14 +2,12 @@ package file
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"strings"
 	"sync"
@@ -126,7 +124,7 @@ func (c *SourceConnector) AlterOffsets(config map[string]string, offsets []conne
 		if !ok {
 			return false, fmt.Errorf("Offset objects should either be null or contain the key '%s'", PositionField)
 		}
-		pos, ok := asLong(raw)
+		pos, ok := connect.OffsetLong(raw)
 		if !ok {
 			return false, fmt.Errorf("The value for the '%s' key in the offset is expected to be a Long value", PositionField)
 		}
@@ -143,27 +141,6 @@ func (c *SourceConnector) AlterOffsets(config map[string]string, offsets []conne
 	return true, nil
 }
 
-// asLong accepts the Go forms a JSON integer takes on its way through the
-// runtime (Kafka's Long): int64 and friends, json.Number, and float64
-// holding an integer.
-func asLong(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x), true
-		}
-	}
-	return 0, false
-}
 
 // SourceTask is FileStreamSourceTask.
 type SourceTask struct {
@@ -299,7 +276,7 @@ func (t *SourceTask) open() error {
 			return fmt.Errorf("read committed offset of %s: %w", t.filename, err)
 		}
 		if raw, ok := off[PositionField]; ok && raw != nil {
-			p, ok := asLong(raw)
+			p, ok := connect.OffsetLong(raw)
 			if !ok || p < 0 {
 				f.Close()
 				return fmt.Errorf("Offset position is the incorrect type: %v (%T) for file %s", raw, raw, t.filename)

@@ -148,23 +148,10 @@ func (e *extractor) fromField(r *connect.SinkRecord) (int64, error) {
 // use: floats truncate toward zero and saturate, decimals keep the low
 // 64 bits of their integer part.
 func longValue(v any) (int64, bool) {
+	if n, ok := integer(v); ok {
+		return n, true
+	}
 	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
 	case uint64:
 		return int64(x), true
 	case float32:

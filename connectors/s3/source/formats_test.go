@@ -85,11 +85,11 @@ func fieldsOf(t *testing.T, v any) (int64, string) {
 	case *connect.Struct:
 		id, _ := x.Get("id")
 		name, _ := x.Get("name")
-		n, _ := asLong(id)
+		n, _ := connect.OffsetLong(id)
 		s, _ := name.(string)
 		return n, s
 	case map[string]any:
-		n, _ := asLong(x["id"])
+		n, _ := connect.OffsetLong(x["id"])
 		s, _ := x["name"].(string)
 		return n, s
 	}

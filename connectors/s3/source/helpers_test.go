@@ -233,7 +233,7 @@ func pollN(t *testing.T, task *Task, n int) []*connect.SourceRecord {
 func values(recs []*connect.SourceRecord) map[int32][]string {
 	out := map[int32][]string{}
 	for _, r := range recs {
-		p, _ := asLong(r.SourcePartition[PartitionField])
+		p, _ := connect.OffsetLong(r.SourcePartition[PartitionField])
 		out[int32(p)] = append(out[int32(p)], r.Value.(string))
 	}
 	return out

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -39,11 +38,11 @@ func cursorFrom(off map[string]any, parseStart func(key string) (int64, bool)) (
 	if !ok || key == "" {
 		return cursor{}, fmt.Errorf("offset %v has no %q string", off, ObjectField)
 	}
-	rec, ok := asLong(off[RecordField])
+	rec, ok := connect.OffsetLong(off[RecordField])
 	if !ok || rec < -1 {
 		return cursor{}, fmt.Errorf("offset %v has no %q record index", off, RecordField)
 	}
-	start, ok := asLong(off[StartField])
+	start, ok := connect.OffsetLong(off[StartField])
 	if !ok {
 		if start, ok = parseStart(key); !ok {
 			return cursor{}, fmt.Errorf("offset %v has no %q and its object's name carries no start offset", off, StartField)
@@ -60,7 +59,7 @@ func checkOffset(po connect.SourcePartitionOffset) error {
 	if t, ok := po.Partition[TopicField].(string); !ok || t == "" {
 		return fmt.Errorf("Partition objects should contain the key '%s' with the topic name", TopicField)
 	}
-	if p, ok := asLong(po.Partition[PartitionField]); !ok || p < 0 || p > math.MaxInt32 {
+	if p, ok := connect.OffsetLong(po.Partition[PartitionField]); !ok || p < 0 || p > math.MaxInt32 {
 		return fmt.Errorf("Partition objects should contain the key '%s' with a Kafka partition number", PartitionField)
 	}
 	if po.Offset == nil {
@@ -70,23 +69,3 @@ func checkOffset(po connect.SourcePartitionOffset) error {
 	return err
 }
 
-// asLong accepts the Go forms a JSON integer takes on its way through the
-// runtime and the offset stores.
-func asLong(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x), true
-		}
-	}
-	return 0, false
-}

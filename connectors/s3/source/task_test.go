@@ -36,7 +36,7 @@ func TestTaskReadsPartitionsInOrder(t *testing.T) {
 		}
 	}
 	for _, r := range recs {
-		p, _ := asLong(r.SourcePartition[PartitionField])
+		p, _ := connect.OffsetLong(r.SourcePartition[PartitionField])
 		if r.Topic != "orders" || int64(r.Partition) != p {
 			t.Fatalf("record %v went to %s-%d, want orders-%d", r.Value, r.Topic, r.Partition, p)
 		}
@@ -65,7 +65,7 @@ func TestTaskProducerPartitioner(t *testing.T) {
 		if r.Partition != -1 {
 			t.Fatalf("partition %d, want -1", r.Partition)
 		}
-		if p, _ := asLong(r.SourcePartition[PartitionField]); p != 3 {
+		if p, _ := connect.OffsetLong(r.SourcePartition[PartitionField]); p != 3 {
 			t.Fatalf("source partition %v, want the stored partition 3", r.SourcePartition)
 		}
 	}
