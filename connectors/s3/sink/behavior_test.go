@@ -167,3 +167,42 @@ func TestSchemaChanges(t *testing.T) {
 		})
 	}
 }
+
+// rotate.interval.ms measures record time from a commit's first record:
+// with the hourly partitioner and record timestamps a second apart, a
+// file every 10 records, and a new hour commits the files at once.
+func TestRotateIntervalRecordTime(t *testing.T) {
+	testkit.SkipShort(t, "needs the S3 server")
+	srv := testkit.StartS3(t)
+	srv.CreateBucket(t, "rotate")
+	props := map[string]string{"name": "r", "topics": "t", "flush.size": "1000", "rotate.interval.ms": "10000",
+		"format.class": "JsonFormat", "partitioner.class": "HourlyPartitioner", "timestamp.extractor": "Record",
+		"locale": "en-US", "timezone": "UTC"}
+	maps.Copy(props, srv.Props("rotate"))
+	task, _ := startTask(t, props)
+	defer task.Stop()
+	// 25 records a second apart from 09:59:50: offsets 0-9 in hour 09;
+	// hour 10 from offset 10 (the partition change rotates); 10 s after
+	// offset 10 the interval rotates again; 20-24 stay open.
+	base := int64(1_764_410_390_000) // 2025-11-29T09:59:50Z
+	var recs []*connect.SinkRecord
+	for i := int64(0); i < 25; i++ {
+		r := records("t", i, i+1)[0]
+		r.Timestamp = base + i*1000
+		recs = append(recs, r)
+	}
+	if err := task.Put(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	waitDurable(t, task, 20)
+	want := []string{
+		"topics/t/year=2025/month=11/day=29/hour=09/t+0+0000000000.json",
+		"topics/t/year=2025/month=11/day=29/hour=10/t+0+0000000010.json",
+	}
+	if got := listKeys(t, task); !slices.Equal(got, want) {
+		t.Fatalf("keys %v, want %v", got, want)
+	}
+	if n := len(decodeAll(t, task, want[1])); n != 10 {
+		t.Fatalf("%s holds %d records, want 10 (rotate.interval.ms)", want[1], n)
+	}
+}

@@ -60,3 +60,21 @@ func TestTombstoneWritingNeedsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A config valid key by key but whose bucket cannot be reached gets the
+// reason on s3.bucket.name.
+func TestValidateReachesTheBucket(t *testing.T) {
+	props := map[string]string{"name": "x", "connector.class": "s3-sink", "topics": "t",
+		"s3.bucket.name": "nowhere", "store.url": "http://127.0.0.1:1", "s3.part.retries": "0",
+		"aws.access.key.id": "a", "aws.secret.access.key": "b",
+		"flush.size": "10", "format.class": "JsonFormat"}
+	for _, v := range (&Connector{}).Validate(props) {
+		if v.Name == "s3.bucket.name" {
+			if len(v.Errors) == 0 || !strings.Contains(v.Errors[0], "127.0.0.1:1") {
+				t.Fatalf("s3.bucket.name errors %q: want the unreachable endpoint named", v.Errors)
+			}
+			return
+		}
+	}
+	t.Fatal("no s3.bucket.name in the answer")
+}

@@ -148,9 +148,6 @@ func (w *partitionWriter) write(ctx context.Context, r *connect.SinkRecord, now 
 			return w.badRecord(ctx, r, err)
 		}
 		w.curTS, w.haveCurTS = ts, true
-		if !w.haveBaseTS {
-			w.baseTS, w.haveBaseTS = ts, true
-		}
 	}
 	if encoded == "" {
 		var err error
@@ -164,6 +161,12 @@ func (w *partitionWriter) write(ctx context.Context, r *connect.SinkRecord, now 
 	for attempt := 0; ; attempt++ {
 		if attempt > 2 {
 			return fmt.Errorf("record %s-%d@%d: the S3 sink could not place it after committing its files (internal error)", r.Topic, r.Partition, r.Offset)
+		}
+		// The commit set's first record sets the base of
+		// rotate.interval.ms, also when a commit just happened for this
+		// record (Confluent's baseRecordTimestamp).
+		if w.haveCurTS && !w.haveBaseTS {
+			w.baseTS, w.haveBaseTS = w.curTS, true
 		}
 		cur, had := w.schemas[encoded], w.present[encoded]
 		if had && (cur == nil) != (r.ValueSchema == nil) {
