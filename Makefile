@@ -3,7 +3,8 @@
 #   make run     start `fjord dev` (broker + HTTP) with data under ./data
 #   make test    install what the tests need, then run every test
 #   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake; Connect runtime vs franz-go;
-#                3 brokers RF 3 acks=all vs 1 broker RF 1 acks=1, and failover time)
+#                3 brokers RF 3 acks=all vs 1 broker RF 1 acks=1, and failover time; Postgres CDC vs
+#                pg_recvlogical and Debezium; the S3 sink vs a raw PUT of the same bytes into MinIO)
 
 GO      ?= go
 BIN     := bin/fjord
