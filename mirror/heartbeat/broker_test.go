@@ -89,3 +89,26 @@ func configValue(cs []kadm.Config, name string) string {
 	}
 	return ""
 }
+
+// TestNoTopicWithoutHeartbeats: with heartbeats off the connector runs no
+// task and leaves the target alone (MM2 would create an empty topic).
+func TestNoTopicWithoutHeartbeats(t *testing.T) {
+	b := testkit.StartBroker(t, map[string]string{"auto.create.topics.enable": "false"})
+	c := &Connector{}
+	p := props("emit.heartbeats.enabled", "false", "target.cluster.bootstrap.servers", b.Addr, "heartbeats.topic.replication.factor", "1")
+	if err := c.Start(testkit.Context(t, 5*time.Second), p); err != nil {
+		t.Fatal(err)
+	}
+	if tc, _ := c.TaskConfigs(1); len(tc) != 0 {
+		t.Errorf("task configs %v", tc)
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.Stop()
+	td, err := testkit.Admin(t, b.Addr).ListTopics(testkit.Context(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if td.Has("heartbeats") {
+		t.Error("the heartbeats topic was created with heartbeats off")
+	}
+}

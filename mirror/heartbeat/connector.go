@@ -37,17 +37,23 @@ func (c *Connector) Config() *connect.ConfigDef  { return ConfigDef() }
 func (c *Connector) NewTask() connect.SourceTask { return &Task{} }
 func (c *Connector) Version() string             { return plugins.DefaultVersion }
 
-// Start creates the heartbeats topic in the background, as MM2's
-// scheduler does: the herder's goroutine is not held up by a target that
-// cannot be reached, and a failure is logged, not fatal (the task's
-// producer can still write to a topic the broker creates or someone else
-// did).
+// Start creates the heartbeats topic (unless heartbeats are off) in the
+// background, as MM2's scheduler does: the herder's goroutine is not held
+// up by a target that cannot be reached, and a failure is logged, not
+// fatal (the task's producer can still write to a topic the broker
+// creates or someone else did).
 func (c *Connector) Start(ctx context.Context, props map[string]string) error {
 	s, err := parse(props)
 	if err != nil {
 		return err
 	}
 	c.s, c.props = s, maps.Clone(props)
+	if s.interval() < 0 {
+		// MM2 creates the topic even when nothing will be written to it;
+		// an empty topic (and, on small clusters, an error about its
+		// replication factor) helps nobody.
+		return nil
+	}
 	bg, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
 	go func() {
