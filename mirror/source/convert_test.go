@@ -1,0 +1,100 @@
+package source
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/mirror/policy"
+)
+
+func testPartition(t *testing.T, policyClass, topic string) *partition {
+	t.Helper()
+	p, err := policy.New(map[string]string{policy.ClassConfig: policyClass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := connect.TopicPartition{Topic: topic, Partition: 2}
+	remote := p.FormatRemoteTopic("a", topic)
+	return &partition{source: tp, sourcePartition: wrapPartition(tp, "a"), remote: remote, identity: remote == topic}
+}
+
+func TestConvertRecord(t *testing.T) {
+	p := testPartition(t, policy.DefaultClass, "orders")
+	ts := time.UnixMilli(1_700_000_000_123)
+	r := &kgo.Record{Topic: "orders", Partition: 2, Offset: 41, Timestamp: ts, Key: []byte("k"), Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("1")}, {Key: "h", Value: nil}, {Key: "e", Value: []byte{}}}}
+	got := convertRecord(p, r, "a", "b")
+	want := &connect.SourceRecord{
+		Topic: "a.orders", Partition: 2,
+		KeySchema: connect.OptionalBytesSchema, Key: []byte("k"),
+		ValueSchema: connect.BytesSchema, Value: []byte("v"),
+		Timestamp: 1_700_000_000_123,
+		Headers: connect.Headers{
+			{Key: "h", Schema: connect.BytesSchema, Value: []byte("1")},
+			{Key: "h", Schema: connect.BytesSchema, Value: nil},
+			{Key: "e", Schema: connect.BytesSchema, Value: []byte{}},
+		},
+		SourcePartition: map[string]any{"cluster": "a", "topic": "orders", "partition": int32(2)},
+		SourceOffset:    map[string]any{"offset": int64(41)},
+		Offset:          -1, TimestampType: connect.NoTimestampType,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("convertRecord =\n%+v\nwant\n%+v", got, want)
+	}
+	// Every record of the partition shares one source partition map.
+	if reflect.ValueOf(got.SourcePartition).Pointer() != reflect.ValueOf(p.sourcePartition).Pointer() {
+		t.Error("the source partition map is not shared")
+	}
+
+	// Null key and tombstone stay null.
+	got = convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Offset: 42, Timestamp: ts}, "a", "b")
+	if got.Key != nil || got.Value != nil || got.Headers != nil {
+		t.Errorf("null key/value/headers became %v/%v/%v", got.Key, got.Value, got.Headers)
+	}
+	if !got.ValueSchema.Optional {
+		t.Error("a tombstone's value schema must be optional")
+	}
+}
+
+func TestConvertRecordProvenance(t *testing.T) {
+	p := testPartition(t, policy.IdentityClass, "orders")
+	if !p.identity || p.remote != "orders" {
+		t.Fatalf("identity policy named the remote topic %q", p.remote)
+	}
+	prov := func(r *connect.SourceRecord) []byte {
+		h, ok := r.Headers.Last(policy.ProvenanceHeader)
+		if !ok {
+			t.Fatal("no provenance header")
+		}
+		return h.Value.([]byte)
+	}
+	// A producer's record: stamped with the source alias, other headers kept.
+	got := convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: "x", Value: []byte("y")}}}, "a", "b")
+	if got == nil || !bytes.Equal(prov(got), []byte("a")) || got.Headers[0].Key != "x" || len(got.Headers) != 2 {
+		t.Fatalf("stamped record: %+v", got)
+	}
+	// A record that came from c through a: the header grows in place.
+	got = convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("c")}, {Key: "x", Value: []byte("y")}}}, "a", "b")
+	if got == nil || !bytes.Equal(prov(got), []byte("c,a")) || got.Headers[0].Key != policy.ProvenanceHeader || len(got.Headers) != 2 {
+		t.Fatalf("extended record: %+v", got)
+	}
+	// A record that came from b: not sent back to b.
+	if got := convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b"); got != nil {
+		t.Fatalf("a record from the target was replicated back: %+v", got)
+	}
+	// Default naming never stamps: names stop the loops there.
+	d := testPartition(t, policy.DefaultClass, "orders")
+	got = convertRecord(d, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b")
+	if got == nil || !bytes.Equal(prov(got), []byte("b")) {
+		t.Fatalf("default policy touched the header: %+v", got)
+	}
+}

@@ -1,0 +1,122 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/internal/testkit"
+)
+
+// The remote topics follow the source: configs at creation and when they
+// change, new partitions, new topics.
+func TestMirrorFollowsSource(t *testing.T) {
+	a, b := startCluster(t, "a"), startCluster(t, "b")
+	a.createTopic(t, "t1", 1, map[string]*string{
+		"retention.ms":        kadm.StringPtr("123456789"),
+		"min.insync.replicas": kadm.StringPtr("1"), // in config.properties.exclude's default
+	})
+	a.produce(t, &kgo.Record{Topic: "t1", Partition: 0, Value: []byte("one")})
+
+	w := startWorker(t, b, "")
+	w.Create(t, mirrorConfig("mirror", a, b, "topics", "t.*"))
+	checkMirrored(t, a, b, "t1", "a.t1", 15*time.Second)
+	if v, set := b.topicConfig(t, "a.t1", "retention.ms"); v != "123456789" || !set {
+		t.Errorf("a.t1 retention.ms = %q (set on the topic: %v), want the source's 123456789", v, set)
+	}
+	if _, set := b.topicConfig(t, "a.t1", "min.insync.replicas"); set {
+		t.Error("min.insync.replicas was copied despite config.properties.exclude")
+	}
+
+	// A config change on the source reaches the target at the next sync.
+	alter := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: kadm.StringPtr("987654321")}}
+	if _, err := a.adm.AlterTopicConfigs(context.Background(), alter, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.CheckFor(t, 10*time.Second, 200*time.Millisecond, func() error {
+		if v, _ := b.topicConfig(t, "a.t1", "retention.ms"); v != "987654321" {
+			return fmt.Errorf("a.t1 retention.ms = %q", v)
+		}
+		return nil
+	})
+
+	// New partitions on the source: the remote topic grows, and records of
+	// the new partitions land in the partitions of the same number.
+	if _, err := a.adm.UpdatePartitions(context.Background(), 3, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	a.produce(t, &kgo.Record{Topic: "t1", Partition: 2, Value: []byte("two")},
+		&kgo.Record{Topic: "t1", Partition: 1, Value: []byte("three")})
+	checkMirrored(t, a, b, "t1", "a.t1", 15*time.Second)
+
+	// A new topic appears and is mirrored.
+	a.createTopic(t, "t2", 2, nil)
+	a.produce(t, &kgo.Record{Topic: "t2", Partition: 1, Key: []byte("k"), Value: []byte("new")})
+	checkMirrored(t, a, b, "t2", "a.t2", 15*time.Second)
+	if err := w.Failed(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A restarted worker resumes after the last record it replicated: none
+// is lost or written twice after a clean stop.
+func TestMirrorResumes(t *testing.T) {
+	a, b := startCluster(t, "a"), startCluster(t, "b")
+	a.createTopic(t, "orders", 2, nil)
+	a.produce(t, ordersRecords(2, 0, 10)...)
+	offsets := filepath.Join(t.TempDir(), "connect.offsets")
+
+	w := startWorker(t, b, offsets)
+	cfg := mirrorConfig("mirror", a, b, "topics", "orders")
+	w.Create(t, cfg)
+	checkMirrored(t, a, b, "orders", "a.orders", 15*time.Second)
+	time.Sleep(300 * time.Millisecond) // a few offset flushes (100 ms)
+	w.Close()
+
+	a.produce(t, ordersRecords(2, 10, 10)...)
+	w = startWorker(t, b, offsets)
+	w.Create(t, cfg)
+	checkMirrored(t, a, b, "orders", "a.orders", 15*time.Second)
+	// Nothing more arrives later (a replay would add duplicates).
+	time.Sleep(time.Second)
+	checkMirrored(t, a, b, "orders", "a.orders", time.Second)
+}
+
+// A replication factor the target cannot have fails the connector with a
+// message naming it (MM2 only logs it and replicates nothing), for the
+// offset-syncs topic and for remote topics; records wait on the source.
+func TestMirrorRefusesReplicationFactor(t *testing.T) {
+	a, b := startCluster(t, "a"), startCluster(t, "b")
+	a.createTopic(t, "orders", 2, nil)
+	a.produce(t, ordersRecords(2, 0, 3)...)
+	w := startWorker(t, b, "")
+
+	// MM2's defaults: 3 for the offset-syncs topic, 2 for remote topics.
+	cfg := mirrorConfig("syncs", a, b, "topics", "orders")
+	delete(cfg, "offset-syncs.topic.replication.factor")
+	delete(cfg, "replication.factor")
+	w.Create(t, cfg)
+	trace := w.WaitFailed(t, "syncs", 10*time.Second)
+	if !strings.Contains(trace, "mm2-offset-syncs.b.internal") {
+		t.Errorf("trace does not name the offset-syncs topic: %s", trace)
+	}
+	w.Delete(t, "syncs")
+
+	cfg = mirrorConfig("remote", a, b, "topics", "orders")
+	delete(cfg, "replication.factor")
+	w.Create(t, cfg)
+	trace = w.WaitFailed(t, "remote", 10*time.Second)
+	if !strings.Contains(trace, "a.orders") || !strings.Contains(trace, "replication.factor=2") {
+		t.Errorf("trace does not name the remote topic and setting: %s", trace)
+	}
+	if slices.Contains(b.topics(t), "a.orders") {
+		t.Error("a.orders was created on the target anyway")
+	}
+}

@@ -1,0 +1,208 @@
+package source
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/mirror/records"
+)
+
+// maxOutstandingOffsetSyncs bounds the offset syncs in flight, as MM2's
+// OffsetSyncWriter: a slow offset-syncs topic must not hold up
+// replication, and newer syncs of a partition replace queued ones.
+const maxOutstandingOffsetSyncs = 10
+
+// offsetSyncWriter is MM2's OffsetSyncWriter: it decides, per replicated
+// record, whether the (upstream, downstream) offset pair must be written
+// now (pending), may wait for the next offset commit (delayed), or
+// neither, and writes the pending ones with at most
+// maxOutstandingOffsetSyncs in flight.
+type offsetSyncWriter struct {
+	// send writes one sync and calls done when the write finished
+	// (whether or not it succeeded).
+	send   func(s records.OffsetSync, done func())
+	maxLag int64
+	log    *slog.Logger
+
+	mu          sync.Mutex
+	outstanding int
+	pending     syncQueue
+	delayed     syncQueue
+	states      map[connect.TopicPartition]*partitionState
+	closed      bool
+}
+
+func newOffsetSyncWriter(maxLag int64, send func(records.OffsetSync, func()), log *slog.Logger) *offsetSyncWriter {
+	return &offsetSyncWriter{send: send, maxLag: maxLag, log: log, states: map[connect.TopicPartition]*partitionState{}}
+}
+
+// maybeQueueOffsetSyncs notes that the record at upstreamOffset of the
+// source partition tp landed at downstreamOffset: a sync is queued to go
+// now when the downstream is stale enough, else it waits for the next
+// commit (promoteDelayedOffsetSyncs).
+func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upstreamOffset, downstreamOffset int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.states[tp]
+	if st == nil {
+		st = &partitionState{previousUpstream: -1, previousDownstream: -1, lastSyncDownstream: -1}
+		w.states[tp] = st
+	}
+	sync := records.OffsetSync{Topic: tp.Topic, Partition: tp.Partition, UpstreamOffset: upstreamOffset, DownstreamOffset: downstreamOffset}
+	if st.update(upstreamOffset, downstreamOffset, w.maxLag) {
+		w.delayed.remove(tp)
+		w.pending.put(tp, sync)
+		st.shouldSync = false
+	} else {
+		w.delayed.put(tp, sync)
+	}
+}
+
+// promoteDelayedOffsetSyncs makes the delayed syncs pending, so that a
+// quiet partition's last offsets are synced at each commit and its
+// consumers' translated offsets do not lag behind for good.
+func (w *offsetSyncWriter) promoteDelayedOffsetSyncs() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.delayed.each(w.pending.put)
+	w.delayed.clear()
+}
+
+// firePendingOffsetSyncs sends pending syncs, oldest first, while fewer
+// than maxOutstandingOffsetSyncs are in flight; the rest wait for the
+// next call.
+func (w *offsetSyncWriter) firePendingOffsetSyncs() {
+	for {
+		w.mu.Lock()
+		if w.closed || w.pending.len() == 0 || w.outstanding >= maxOutstandingOffsetSyncs {
+			w.mu.Unlock()
+			return
+		}
+		s := w.pending.popFront()
+		w.outstanding++
+		w.mu.Unlock()
+		w.send(s, w.release)
+	}
+}
+
+func (w *offsetSyncWriter) release() {
+	w.mu.Lock()
+	w.outstanding--
+	w.mu.Unlock()
+}
+
+// close stops sending; syncs still queued are dropped (the next task
+// starts a new lifetime, whose first record is synced).
+func (w *offsetSyncWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+}
+
+// partitionState is MM2's OffsetSyncWriter.PartitionState for one source
+// partition.
+type partitionState struct {
+	previousUpstream, previousDownstream int64
+	lastSyncDownstream                   int64
+	shouldSync                           bool
+}
+
+// update reports whether a sync must go now: the first record of this
+// task's lifetime, a downstream offset that translation would put
+// offset.lag.max or more behind, a gap upstream (skipped or compacted
+// records, or a seek), or a downstream that went back (the remote topic
+// was recreated or truncated).
+func (s *partitionState) update(upstream, downstream, maxLag int64) bool {
+	first := s.lastSyncDownstream == -1
+	// Translation puts a consumer one past the last sync, hence the +1.
+	stale := downstream-(s.lastSyncDownstream+1) >= maxLag
+	gap := upstream-s.previousUpstream != 1
+	truncated := downstream < s.previousDownstream
+	if first || stale || gap || truncated {
+		s.lastSyncDownstream = downstream
+		s.shouldSync = true
+	}
+	s.previousUpstream, s.previousDownstream = upstream, downstream
+	return s.shouldSync
+}
+
+// syncQueue is an insertion-ordered map of one sync per partition (MM2's
+// LinkedHashMap): replacing a partition's sync keeps its place. Removed
+// entries are left as holes until the front passes them, so that popping
+// and removing cost O(1) however many partitions a task has.
+type syncQueue struct {
+	items []syncItem
+	head  int
+	index map[connect.TopicPartition]int // live entries' positions in items
+}
+
+type syncItem struct {
+	tp   connect.TopicPartition
+	sync records.OffsetSync
+	dead bool
+}
+
+func (q *syncQueue) len() int { return len(q.index) }
+
+func (q *syncQueue) put(tp connect.TopicPartition, s records.OffsetSync) {
+	if i, ok := q.index[tp]; ok {
+		q.items[i].sync = s
+		return
+	}
+	if q.index == nil {
+		q.index = map[connect.TopicPartition]int{}
+	}
+	q.index[tp] = len(q.items)
+	q.items = append(q.items, syncItem{tp: tp, sync: s})
+}
+
+func (q *syncQueue) remove(tp connect.TopicPartition) {
+	if i, ok := q.index[tp]; ok {
+		q.items[i].dead = true
+		delete(q.index, tp)
+	}
+}
+
+// popFront removes and returns the oldest entry; the queue must not be
+// empty.
+func (q *syncQueue) popFront() records.OffsetSync {
+	for q.items[q.head].dead {
+		q.head++
+	}
+	first := q.items[q.head]
+	q.remove(first.tp)
+	q.head++
+	if q.head > len(q.items)/2 {
+		q.compact()
+	}
+	return first.sync
+}
+
+// compact drops the holes.
+func (q *syncQueue) compact() {
+	live := q.items[:0]
+	for _, it := range q.items[q.head:] {
+		if !it.dead {
+			q.index[it.tp] = len(live)
+			live = append(live, it)
+		}
+	}
+	clear(q.items[len(live):])
+	q.items, q.head = live, 0
+}
+
+// each calls fn for the live entries in order.
+func (q *syncQueue) each(fn func(connect.TopicPartition, records.OffsetSync)) {
+	for _, it := range q.items[q.head:] {
+		if !it.dead {
+			fn(it.tp, it.sync)
+		}
+	}
+}
+
+func (q *syncQueue) clear() {
+	clear(q.items)
+	q.items, q.head = q.items[:0], 0
+	clear(q.index)
+}
