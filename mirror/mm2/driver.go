@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -158,11 +159,19 @@ func (d *Driver) tend(ctx context.Context, f Flow, h herder.Herder, log *slog.Lo
 
 func (d *Driver) configure(ctx context.Context, f Flow, h herder.Herder, c Connector, st *connectorState, log *slog.Logger) {
 	want := d.Config.ConnectorConfig(f, c)
-	if info, err := h.ConnectorInfo(ctx, c.Name); err == nil && maps.Equal(info.Config, want) {
+	info, err := h.ConnectorInfo(ctx, c.Name)
+	switch {
+	case err == nil && maps.Equal(info.Config, want):
 		if !st.configured {
 			log.Info("connector configuration is up to date", "connector", c.Name)
 		}
 		st.configured, st.lastErr = true, ""
+		return
+	case err != nil && herder.StatusOf(err) != http.StatusNotFound:
+		// Rebalancing, or not joined yet: look again later rather than
+		// rewrite a config that may well be right (a write restarts the
+		// connector).
+		st.configured = false
 		return
 	}
 	st.configured = false

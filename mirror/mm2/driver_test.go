@@ -22,11 +22,15 @@ type fakeGroup struct {
 	configs map[string]map[string]string
 	puts    int
 	putErr  error
+	infoErr error // answered by ConnectorInfo when set
 }
 
 func (g *fakeGroup) ConnectorInfo(_ context.Context, name string) (*herder.ConnectorInfo, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.infoErr != nil {
+		return nil, g.infoErr
+	}
 	c, ok := g.configs[name]
 	if !ok {
 		return nil, herder.NotFound(name)
@@ -222,6 +226,33 @@ func TestDriverRetries(t *testing.T) {
 	if n := strings.Count(o, "a->b: cannot configure MirrorSourceConnector: Connector configuration is invalid"); n != 1 {
 		t.Errorf("refusal reported %d times, want once:\n%s", n, o)
 	}
+}
+
+// TestDriverWaitsOutRebalances: while the group cannot say what it has
+// (409 during a rebalance), the leader writes nothing — a write restarts
+// the connector — and configures once it can compare.
+func TestDriverWaitsOutRebalances(t *testing.T) {
+	c := mustParse(t, "clusters", "a, b", "emit.heartbeats.enabled", "false", "a->b.enabled", "true")
+	g := &fakeGroup{leader: true, configs: map[string]map[string]string{}, infoErr: herder.ErrRebalancing}
+	d := &Driver{Config: c, Poll: 5 * time.Millisecond,
+		Start: func(context.Context, Flow, map[string]string) (herder.Herder, func(), error) { return g, func() {}, nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	g.get(func(g *fakeGroup) {
+		if g.puts != 0 {
+			t.Errorf("%d writes while rebalancing", g.puts)
+		}
+	})
+	g.set(func(g *fakeGroup) { g.infoErr = nil })
+	waitFor(t, "the configs", func() bool {
+		n := 0
+		g.get(func(g *fakeGroup) { n = g.puts })
+		return n == 3
+	})
+	cancel()
+	<-done
 }
 
 func TestDriverNoFlows(t *testing.T) {
