@@ -22,14 +22,41 @@ type partition struct {
 	key      metricKey
 }
 
+// batch holds a poll's records and their headers in one allocation each
+// rather than one per record: the records live until the target has
+// acknowledged them all, which is about as long as each would.
+type batch struct {
+	recs []connect.SourceRecord
+	hdrs []connect.Header
+}
+
+// newBatch makes room for n records with headers headers in all (each
+// identity-named record may add one).
+func newBatch(n, headers int) *batch {
+	return &batch{recs: make([]connect.SourceRecord, 0, n), hdrs: make([]connect.Header, 0, headers)}
+}
+
 // convertRecord is MirrorSourceTask.convertRecord: the record for the
 // remote topic's partition of the same number, key, value and headers as
 // bytes, the timestamp kept. With identity naming it returns nil for a
 // record that came from the target (its provenance says so) and stamps
 // the others with the source alias; sourceAlias and targetAlias name the
-// flow.
-func convertRecord(p *partition, r *kgo.Record, sourceAlias, targetAlias string) *connect.SourceRecord {
-	out := &connect.SourceRecord{
+// flow. The record is appended to b, which must have room for it.
+func (b *batch) convertRecord(p *partition, r *kgo.Record, sourceAlias, targetAlias string) *connect.SourceRecord {
+	var provenance []byte
+	seen := false
+	if p.identity {
+		for _, h := range r.Headers {
+			// Only the last one counts, as Headers.Last.
+			if h.Key == policy.ProvenanceHeader {
+				provenance, seen = h.Value, true
+			}
+		}
+		if seen && policy.LoopsBack(provenance, targetAlias) {
+			return nil
+		}
+	}
+	b.recs = append(b.recs, connect.SourceRecord{
 		Topic:           p.remote,
 		Partition:       r.Partition,
 		KeySchema:       connect.OptionalBytesSchema,
@@ -39,7 +66,8 @@ func convertRecord(p *partition, r *kgo.Record, sourceAlias, targetAlias string)
 		SourceOffset:    wrapOffset(r.Offset),
 		Offset:          -1,
 		TimestampType:   connect.NoTimestampType,
-	}
+	})
+	out := &b.recs[len(b.recs)-1]
 	if r.Key != nil {
 		out.Key = r.Key
 	}
@@ -50,39 +78,38 @@ func convertRecord(p *partition, r *kgo.Record, sourceAlias, targetAlias string)
 		// than ByteArrayConverter refuses for null.
 		out.ValueSchema = connect.OptionalBytesSchema
 	}
-	var provenance []byte
-	seen := false
-	if len(r.Headers) > 0 || p.identity {
-		out.Headers = make(connect.Headers, 0, len(r.Headers)+1)
+	if len(r.Headers) == 0 && !p.identity {
+		return out
 	}
+	// The record's share of the batch's headers, capped so that nothing
+	// appended to it reaches the next record's.
+	n := len(r.Headers)
+	if p.identity && !seen {
+		n++
+	}
+	start := len(b.hdrs)
 	for _, h := range r.Headers {
-		if p.identity && h.Key == policy.ProvenanceHeader {
-			// Only the last one counts, as Headers.Last; it is replaced
-			// in place below.
-			provenance, seen = h.Value, true
-		}
 		var v any
 		if h.Value != nil {
 			v = h.Value
 		}
-		out.Headers = append(out.Headers, connect.Header{Key: h.Key, Schema: connect.BytesSchema, Value: v})
+		b.hdrs = append(b.hdrs, connect.Header{Key: h.Key, Schema: connect.BytesSchema, Value: v})
 	}
+	out.Headers = b.hdrs[start : len(b.hdrs) : start+n]
 	if !p.identity {
 		return out
 	}
-	if seen && policy.LoopsBack(provenance, targetAlias) {
-		return nil
-	}
 	stamped := policy.AppendProvenance(provenance, sourceAlias)
-	if seen {
-		for i := len(out.Headers) - 1; i >= 0; i-- {
-			if out.Headers[i].Key == policy.ProvenanceHeader {
-				out.Headers[i].Value = stamped
-				break
-			}
+	if !seen {
+		b.hdrs = append(b.hdrs, connect.Header{Key: policy.ProvenanceHeader, Schema: connect.BytesSchema, Value: stamped})
+		out.Headers = b.hdrs[start : start+n : start+n]
+		return out
+	}
+	for i := len(out.Headers) - 1; i >= 0; i-- {
+		if out.Headers[i].Key == policy.ProvenanceHeader {
+			out.Headers[i].Value = stamped
+			break
 		}
-	} else {
-		out.Headers = append(out.Headers, connect.Header{Key: policy.ProvenanceHeader, Schema: connect.BytesSchema, Value: stamped})
 	}
 	return out
 }

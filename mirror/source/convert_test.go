@@ -28,7 +28,7 @@ func TestConvertRecord(t *testing.T) {
 	ts := time.UnixMilli(1_700_000_000_123)
 	r := &kgo.Record{Topic: "orders", Partition: 2, Offset: 41, Timestamp: ts, Key: []byte("k"), Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("1")}, {Key: "h", Value: nil}, {Key: "e", Value: []byte{}}}}
-	got := convertRecord(p, r, "a", "b")
+	got := newBatch(1, 8).convertRecord(p, r, "a", "b")
 	want := &connect.SourceRecord{
 		Topic: "a.orders", Partition: 2,
 		KeySchema: connect.OptionalBytesSchema, Key: []byte("k"),
@@ -52,7 +52,7 @@ func TestConvertRecord(t *testing.T) {
 	}
 
 	// Null key and tombstone stay null.
-	got = convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Offset: 42, Timestamp: ts}, "a", "b")
+	got = newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Offset: 42, Timestamp: ts}, "a", "b")
 	if got.Key != nil || got.Value != nil || got.Headers != nil {
 		t.Errorf("null key/value/headers became %v/%v/%v", got.Key, got.Value, got.Headers)
 	}
@@ -74,27 +74,55 @@ func TestConvertRecordProvenance(t *testing.T) {
 		return h.Value.([]byte)
 	}
 	// A producer's record: stamped with the source alias, other headers kept.
-	got := convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+	got := newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: "x", Value: []byte("y")}}}, "a", "b")
 	if got == nil || !bytes.Equal(prov(got), []byte("a")) || got.Headers[0].Key != "x" || len(got.Headers) != 2 {
 		t.Fatalf("stamped record: %+v", got)
 	}
 	// A record that came from c through a: the header grows in place.
-	got = convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+	got = newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("c")}, {Key: "x", Value: []byte("y")}}}, "a", "b")
 	if got == nil || !bytes.Equal(prov(got), []byte("c,a")) || got.Headers[0].Key != policy.ProvenanceHeader || len(got.Headers) != 2 {
 		t.Fatalf("extended record: %+v", got)
 	}
 	// A record that came from b: not sent back to b.
-	if got := convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+	if got := newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b"); got != nil {
 		t.Fatalf("a record from the target was replicated back: %+v", got)
 	}
 	// Default naming never stamps: names stop the loops there.
 	d := testPartition(t, policy.DefaultClass, "orders")
-	got = convertRecord(d, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
+	got = newBatch(1, 8).convertRecord(d, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b")
 	if got == nil || !bytes.Equal(prov(got), []byte("b")) {
 		t.Fatalf("default policy touched the header: %+v", got)
+	}
+}
+
+// Records of one batch share its header array: each keeps its own.
+func TestBatchKeepsRecordsApart(t *testing.T) {
+	p := testPartition(t, policy.IdentityClass, "orders")
+	b := newBatch(3, 2) // fewer headers than needed: the array grows
+	var out []*connect.SourceRecord
+	for i := range 3 {
+		r := &kgo.Record{Topic: "orders", Partition: 2, Offset: int64(i), Value: []byte{byte(i)},
+			Headers: []kgo.RecordHeader{{Key: "n", Value: []byte{byte(i)}}}}
+		if i == 1 {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: policy.ProvenanceHeader, Value: []byte("c")})
+		}
+		out = append(out, b.convertRecord(p, r, "a", "b"))
+	}
+	want := []string{"a", "c,a", "a"}
+	for i, r := range out {
+		if len(r.Headers) != 2 || r.Headers[0].Key != "n" || r.Headers[0].Value.([]byte)[0] != byte(i) {
+			t.Errorf("record %d headers %+v", i, r.Headers)
+			continue
+		}
+		if h, _ := r.Headers.Last(policy.ProvenanceHeader); string(h.Value.([]byte)) != want[i] {
+			t.Errorf("record %d provenance %q, want %q", i, h.Value, want[i])
+		}
+		if r.Value.([]byte)[0] != byte(i) || unwrapOffset(r.SourceOffset) != int64(i) {
+			t.Errorf("record %d is %+v", i, r)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/internal/testkit"
+	"github.com/fjordhq/fjord/mirror/records"
 )
 
 // The remote topics follow the source: configs at creation and when they
@@ -74,7 +75,7 @@ func TestMirrorResumes(t *testing.T) {
 	offsets := filepath.Join(t.TempDir(), "connect.offsets")
 
 	w := startWorker(t, b, offsets)
-	cfg := mirrorConfig("mirror", a, b, "topics", "orders")
+	cfg := mirrorConfig("mirror", a, b, "topics", "orders", "offset-syncs.topic.location", "target")
 	w.Create(t, cfg)
 	checkMirrored(t, a, b, "orders", "a.orders", 15*time.Second)
 	time.Sleep(300 * time.Millisecond) // a few offset flushes (100 ms)
@@ -87,6 +88,29 @@ func TestMirrorResumes(t *testing.T) {
 	// Nothing more arrives later (a replay would add duplicates).
 	time.Sleep(time.Second)
 	checkMirrored(t, a, b, "orders", "a.orders", time.Second)
+
+	// offset-syncs.topic.location=target: the syncs are on the target,
+	// named for the source; the second run's first records were synced.
+	syncs, err := b.readAll(t, "mm2-offset-syncs.a.internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := map[int32]bool{}
+	for _, r := range syncs[0] {
+		s, err := records.DecodeOffsetSync(r.Key, r.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.UpstreamOffset == 10 {
+			resumed[s.Partition] = true
+		}
+	}
+	if len(resumed) != 2 {
+		t.Errorf("the resumed task's first records were not synced: %v", syncs[0])
+	}
+	if slices.Contains(a.topics(t), "mm2-offset-syncs.b.internal") {
+		t.Error("offset syncs topic created on the source")
+	}
 }
 
 // A replication factor the target cannot have fails the connector with a

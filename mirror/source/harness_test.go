@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	_ "github.com/fjordhq/fjord/converters/bytearray"
+	_ "github.com/fjordhq/fjord/converters/header"
+	_ "github.com/fjordhq/fjord/converters/json"
 	"github.com/fjordhq/fjord/internal/testkit"
 	"github.com/fjordhq/fjord/internal/testkit/connectkit"
 )
@@ -31,13 +33,14 @@ func startCluster(t *testing.T, alias string) *cluster {
 	return &cluster{alias: alias, addr: b.Addr, adm: testkit.Admin(t, b.Addr)}
 }
 
-// startWorker runs a Connect worker on the target cluster with
-// ByteArrayConverter everywhere, as MM2's dedicated mode configures it.
+// startWorker runs a Connect worker on the target cluster. Its own
+// converters are JSON (connectkit's default) and SimpleHeaderConverter:
+// the connectors set ByteArrayConverter in their configs, as MM2's
+// dedicated mode does, and the bytes arrive unchanged only if the
+// runtime honours those connector-level keys.
 func startWorker(t *testing.T, target *cluster, offsetsFile string) *connectkit.Worker {
 	t.Helper()
-	return connectkit.Start(t, target.addr, connectkit.Options{OffsetsFile: offsetsFile, Props: map[string]string{
-		"key.converter": byteArray, "value.converter": byteArray, "header.converter": byteArray,
-	}})
+	return connectkit.Start(t, target.addr, connectkit.Options{OffsetsFile: offsetsFile})
 }
 
 // mirrorConfig is a MirrorSourceConnector config for source → target

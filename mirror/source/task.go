@@ -30,6 +30,7 @@ type Task struct {
 	syncsCl  *kgo.Client
 	stopping atomic.Bool
 	released bool // metrics given back (Start's failure or Stop)
+	stamps   int  // 1 when some topic keeps its name (a provenance header per record)
 }
 
 var (
@@ -73,6 +74,9 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 		key := metricKey{source: s.sourceAlias, target: s.targetAlias, topic: remote, partition: tp.Partition}
 		t.parts[tp] = &partition{source: tp, sourcePartition: wrapPartition(tp, s.sourceAlias), remote: remote,
 			identity: remote == tp.Topic, key: key, m: metrics.acquire(key)}
+		if remote == tp.Topic {
+			t.stamps = 1
+		}
 		if assign[tp.Topic] == nil {
 			assign[tp.Topic] = map[int32]kgo.Offset{}
 		}
@@ -185,7 +189,13 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 		}
 		t.log.Warn("Failure during poll.", "topic", topic, "partition", p, "err", err)
 	})
-	out := make([]*connect.SourceRecord, 0, fetches.NumRecords())
+	n, headers := 0, 0
+	fetches.EachRecord(func(r *kgo.Record) {
+		n++
+		headers += len(r.Headers) + t.stamps
+	})
+	b := newBatch(n, headers)
+	out := make([]*connect.SourceRecord, 0, n)
 	now := time.Now().UnixMilli()
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		p := t.parts[connect.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}]
@@ -195,7 +205,7 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 		var ages batchStats
 		var bytes, skipped int64
 		for _, r := range fp.Records {
-			sr := convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias)
+			sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias)
 			if sr == nil {
 				skipped++
 				continue
