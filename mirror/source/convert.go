@@ -18,6 +18,7 @@ type partition struct {
 	// identity: the remote topic has the source's name, so loops are
 	// stopped by the provenance header instead of by the name.
 	identity bool
+	skips    skipRuns
 	m        *partitionMetrics
 	key      metricKey
 }

@@ -4,11 +4,22 @@
 // MirrorMaker 2's config keys, defaults, topic naming and offset syncs.
 //
 // The connector (connector.go) runs on a Connect worker of the target
-// cluster. It lists the source's topics (topics.go), creates their remote
+// cluster. It lists the source's topics (admin.go), creates their remote
 // topics on the target with the same partition count and configs, adds
 // partitions when the source grows, keeps remote topic configs in step
 // (configsync.go) and splits the topic-partitions round robin over
-// tasks.max tasks. It also creates the offset-syncs topic.
+// tasks.max tasks (partitions.go). It also creates the offset-syncs
+// topic. Where Fjord departs from MM2:
+//   - a topic-partition is given to a task only once its remote partition
+//     exists, so that no record can make the producer create a remote
+//     topic with the broker's defaults or land in another partition;
+//     what could not be created is retried with backoff;
+//   - a replication factor the cluster cannot have fails the connector
+//     with a message saying so (MM2 logs it and replicates nothing);
+//   - for a topic that keeps its name (identity naming) config syncs copy
+//     only what changed on the source, so that two flows mirroring one
+//     topic into each other do not undo each other's changes;
+//   - sync.topic.acls.* are accepted and ignored: Fjord has no ACLs yet.
 //
 // Each task (task.go) consumes its partitions from the source with its
 // own client, from the offsets the worker stored for it, and emits one
@@ -16,7 +27,8 @@
 // partition of the same number: key, value and headers as BYTES,
 // timestamps kept. As records are acknowledged it writes offset syncs
 // (offsetsync.go) that MirrorCheckpointConnector translates consumer
-// offsets with, and it keeps MM2's per-partition metrics (metrics.go).
+// offsets with, and it keeps MM2's per-partition metrics (metrics.go;
+// RegisterMetrics adds them to a Prometheus registry).
 //
 // With identity naming (IdentityReplicationPolicy), where a topic keeps
 // its name on the target, tasks stamp each record with the clusters it

@@ -40,8 +40,10 @@ func newOffsetSyncWriter(maxLag int64, send func(records.OffsetSync, func()), lo
 // maybeQueueOffsetSyncs notes that the record at upstreamOffset of the
 // source partition tp landed at downstreamOffset: a sync is queued to go
 // now when the downstream is stale enough, else it waits for the next
-// commit (promoteDelayedOffsetSyncs).
-func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upstreamOffset, downstreamOffset int64) {
+// commit (promoteDelayedOffsetSyncs). afterSkips says the records
+// between the previous one and this were held back by their provenance
+// (skipRuns), which is not a gap that needs a sync.
+func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upstreamOffset, downstreamOffset int64, afterSkips bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.states[tp]
@@ -50,7 +52,7 @@ func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upst
 		w.states[tp] = st
 	}
 	sync := records.OffsetSync{Topic: tp.Topic, Partition: tp.Partition, UpstreamOffset: upstreamOffset, DownstreamOffset: downstreamOffset}
-	if st.update(upstreamOffset, downstreamOffset, w.maxLag) {
+	if st.update(upstreamOffset, downstreamOffset, w.maxLag, afterSkips) {
 		w.delayed.remove(tp)
 		w.pending.put(tp, sync)
 		st.shouldSync = false
@@ -110,14 +112,15 @@ type partitionState struct {
 
 // update reports whether a sync must go now: the first record of this
 // task's lifetime, a downstream offset that translation would put
-// offset.lag.max or more behind, a gap upstream (skipped or compacted
-// records, or a seek), or a downstream that went back (the remote topic
-// was recreated or truncated).
-func (s *partitionState) update(upstream, downstream, maxLag int64) bool {
+// offset.lag.max or more behind, a gap upstream (compacted records,
+// transaction markers, a seek; not records held back by their
+// provenance), or a downstream that went back (the remote topic was
+// recreated or truncated).
+func (s *partitionState) update(upstream, downstream, maxLag int64, afterSkips bool) bool {
 	first := s.lastSyncDownstream == -1
 	// Translation puts a consumer one past the last sync, hence the +1.
 	stale := downstream-(s.lastSyncDownstream+1) >= maxLag
-	gap := upstream-s.previousUpstream != 1
+	gap := upstream-s.previousUpstream != 1 && !afterSkips
 	truncated := downstream < s.previousDownstream
 	if first || stale || gap || truncated {
 		s.lastSyncDownstream = downstream

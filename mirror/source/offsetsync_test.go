@@ -14,7 +14,7 @@ func TestPartitionStateUpdate(t *testing.T) {
 	s := &partitionState{previousUpstream: -1, previousDownstream: -1, lastSyncDownstream: -1}
 	step := func(up, down int64, want bool) {
 		t.Helper()
-		got := s.update(up, down, 100)
+		got := s.update(up, down, 100, false)
 		if got != want {
 			t.Errorf("update(%d, %d) = %v, want %v", up, down, got, want)
 		}
@@ -30,6 +30,36 @@ func TestPartitionStateUpdate(t *testing.T) {
 	step(8, 3, true) // downstream went back: the remote topic was truncated
 	step(9, 4, false)
 	step(10, 104, true) // 104-(3+1) >= 100
+	// Records held back by their provenance are no gap.
+	if s.update(15, 105, 100, true) {
+		t.Error("a hole of records held back by their provenance asked for a sync")
+	}
+}
+
+// skipRuns tells the acknowledgements which records follow held back ones.
+func TestSkipRuns(t *testing.T) {
+	var s skipRuns
+	s.kept(0)
+	s.skipped()
+	s.skipped()
+	s.kept(3) // follows 1 and 2
+	s.kept(4)
+	s.skipped()
+	s.kept(6) // follows 5
+	s.skipped()
+	s.kept(9) // follows 7 and 8; its acknowledgement never comes (dropped)
+	s.kept(10)
+	for _, c := range []struct {
+		offset int64
+		want   bool
+	}{{0, false}, {3, true}, {4, false}, {6, true}, {10, false}} {
+		if got := s.follows(c.offset); got != c.want {
+			t.Errorf("follows(%d) = %v, want %v", c.offset, got, c.want)
+		}
+	}
+	if s.pending.Load() != 0 || len(s.after) != 0 {
+		t.Errorf("left over: %v", s.after)
+	}
 }
 
 // syncRecorder is a send func that holds each sync until release.
@@ -55,14 +85,14 @@ func TestOffsetSyncWriterQueues(t *testing.T) {
 	w := newOffsetSyncWriter(100, rec.send, nil)
 	tp := connect.TopicPartition{Topic: "t", Partition: 0}
 
-	w.maybeQueueOffsetSyncs(tp, 0, 10) // first: pending
-	w.maybeQueueOffsetSyncs(tp, 1, 11) // fresh: delayed
+	w.maybeQueueOffsetSyncs(tp, 0, 10, false) // first: pending
+	w.maybeQueueOffsetSyncs(tp, 1, 11, false) // fresh: delayed
 	w.firePendingOffsetSyncs()
 	want := []records.OffsetSync{{Topic: "t", Partition: 0, UpstreamOffset: 0, DownstreamOffset: 10}}
 	if !reflect.DeepEqual(rec.sent, want) {
 		t.Fatalf("sent %v, want %v", rec.sent, want)
 	}
-	w.maybeQueueOffsetSyncs(tp, 2, 12)
+	w.maybeQueueOffsetSyncs(tp, 2, 12, false)
 	w.firePendingOffsetSyncs()
 	if len(rec.sent) != 1 {
 		t.Fatalf("a delayed sync was sent before the commit: %v", rec.sent)
@@ -81,8 +111,8 @@ func TestOffsetSyncWriterQueues(t *testing.T) {
 		t.Fatalf("sent again: %v", rec.sent)
 	}
 	// A sync that must go now replaces the delayed one of its partition.
-	w.maybeQueueOffsetSyncs(tp, 3, 13)
-	w.maybeQueueOffsetSyncs(tp, 5, 15) // gap
+	w.maybeQueueOffsetSyncs(tp, 3, 13, false)
+	w.maybeQueueOffsetSyncs(tp, 5, 15, false) // gap
 	w.promoteDelayedOffsetSyncs()
 	w.firePendingOffsetSyncs()
 	want = append(want, records.OffsetSync{Topic: "t", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 15})
@@ -96,7 +126,7 @@ func TestOffsetSyncWriterBoundsInFlight(t *testing.T) {
 	w := newOffsetSyncWriter(100, rec.send, nil)
 	// 25 partitions, each with a first record: 25 syncs pending.
 	for p := int32(0); p < 25; p++ {
-		w.maybeQueueOffsetSyncs(connect.TopicPartition{Topic: "t", Partition: p}, 0, 0)
+		w.maybeQueueOffsetSyncs(connect.TopicPartition{Topic: "t", Partition: p}, 0, 0, false)
 	}
 	w.firePendingOffsetSyncs()
 	if len(rec.sent) != maxOutstandingOffsetSyncs {
@@ -116,7 +146,7 @@ func TestOffsetSyncWriterBoundsInFlight(t *testing.T) {
 		}
 	}
 	w.close()
-	w.maybeQueueOffsetSyncs(connect.TopicPartition{Topic: "u", Partition: 0}, 0, 0)
+	w.maybeQueueOffsetSyncs(connect.TopicPartition{Topic: "u", Partition: 0}, 0, 0, false)
 	w.firePendingOffsetSyncs()
 	if len(rec.sent) != 25 {
 		t.Fatal("a closed writer sent a sync")

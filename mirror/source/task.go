@@ -208,8 +208,10 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 			sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias)
 			if sr == nil {
 				skipped++
+				p.skips.skipped()
 				continue
 			}
+			p.skips.kept(r.Offset)
 			out = append(out, sr)
 			ages.add(float64(now - sr.Timestamp))
 			bytes += int64(len(r.Value))
@@ -244,7 +246,8 @@ func (t *Task) CommitRecord(r *connect.SourceRecord, md *connect.RecordMetadata)
 	now := time.Now().UnixMilli()
 	p.m.recordReplicated(float64(now-r.Timestamp), now)
 	if t.syncs != nil {
-		t.syncs.maybeQueueOffsetSyncs(tp, unwrapOffset(r.SourceOffset), md.Offset)
+		upstream := unwrapOffset(r.SourceOffset)
+		t.syncs.maybeQueueOffsetSyncs(tp, upstream, md.Offset, p.skips.follows(upstream))
 		t.syncs.firePendingOffsetSyncs()
 	}
 	return nil
