@@ -15,5 +15,8 @@ import (
 	_ "github.com/fjordhq/fjord/connectors/s3/source"
 	_ "github.com/fjordhq/fjord/converters/all"
 	_ "github.com/fjordhq/fjord/converters/avro"
+	_ "github.com/fjordhq/fjord/mirror/checkpoint"
+	_ "github.com/fjordhq/fjord/mirror/heartbeat"
+	_ "github.com/fjordhq/fjord/mirror/source"
 	_ "github.com/fjordhq/fjord/transforms"
 )

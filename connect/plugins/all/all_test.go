@@ -24,6 +24,9 @@ func TestEveryShippedPluginResolves(t *testing.T) {
 		"io.confluent.connect.jdbc.JdbcSinkConnector",
 		"io.confluent.connect.s3.S3SinkConnector",
 		"io.confluent.connect.s3.source.S3SourceConnector",
+		"org.apache.kafka.connect.mirror.MirrorSourceConnector",
+		"org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
+		"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
 	} {
 		if _, ok := plugins.Lookup(name); !ok {
 			t.Errorf("%s is not registered", name)
