@@ -200,7 +200,7 @@ func (a *admin) incrementalAlterConfigs(ctx context.Context, changes map[string]
 func (a *admin) createCompactedTopic(ctx context.Context, name string, rf int16) error {
 	errs, err := a.createTopics(ctx, []newTopic{{name: name, partitions: 1, rf: rf, configs: map[string]string{"cleanup.policy": "compact"}}})
 	if err != nil {
-		return fmt.Errorf("Timed out while checking for or creating topic '%s': %w", name, err)
+		return fmt.Errorf("Error while attempting to create/find topic '%s': %w", name, err)
 	}
 	if err := errs[name]; err != nil {
 		return fmt.Errorf("Unable to create topic '%s': %w", name, err)

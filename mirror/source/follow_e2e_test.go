@@ -144,3 +144,25 @@ func TestMirrorRefusesReplicationFactor(t *testing.T) {
 		t.Error("a.orders was created on the target anyway")
 	}
 }
+
+// A source cluster that is down when the connector starts does not fail
+// it: the listing is retried with backoff, and once the source is up its
+// topics are created on the target and mirrored without waiting for
+// refresh.topics.interval.seconds.
+func TestMirrorWaitsForSource(t *testing.T) {
+	b := startCluster(t, "b")
+	a := &cluster{alias: "a", addr: testkit.FreeAddr(t)}
+	w := startWorker(t, b, "")
+	w.Create(t, mirrorConfig("mirror", a, b, "topics", "orders", "admin.timeout.ms", "500",
+		"refresh.topics.interval.seconds", "600"))
+	time.Sleep(1500 * time.Millisecond)
+	if err := w.Failed(); err != nil {
+		t.Fatalf("an unreachable source failed the connector: %v", err)
+	}
+
+	broker := testkit.StartBroker(t, map[string]string{"listeners": "PLAINTEXT://" + a.addr})
+	a.adm = testkit.Admin(t, broker.Addr)
+	a.createTopic(t, "orders", 2, nil)
+	a.produce(t, ordersRecords(2, 0, 5)...)
+	checkMirrored(t, a, b, "orders", "a.orders", 20*time.Second)
+}
