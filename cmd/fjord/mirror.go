@@ -25,7 +25,9 @@ import (
 
 	// The connectors every flow runs.
 	_ "github.com/fjordhq/fjord/converters/bytearray"
+	_ "github.com/fjordhq/fjord/mirror/checkpoint"
 	_ "github.com/fjordhq/fjord/mirror/heartbeat"
+	_ "github.com/fjordhq/fjord/mirror/source"
 )
 
 // fjord mirror mm2.properties is MirrorMaker 2's dedicated mode

@@ -235,7 +235,9 @@ func TestDriverWaitsOutRebalances(t *testing.T) {
 	c := mustParse(t, "clusters", "a, b", "emit.heartbeats.enabled", "false", "a->b.enabled", "true")
 	g := &fakeGroup{leader: true, configs: map[string]map[string]string{}, infoErr: herder.ErrRebalancing}
 	d := &Driver{Config: c, Poll: 5 * time.Millisecond,
-		Start: func(context.Context, Flow, map[string]string) (herder.Herder, func(), error) { return g, func() {}, nil }}
+		Start: func(context.Context, Flow, map[string]string) (herder.Herder, func(), error) {
+			return g, func() {}, nil
+		}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
