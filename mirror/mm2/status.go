@@ -50,7 +50,8 @@ type TopicLag struct {
 	// when it could not be read in time.
 	Seconds float64
 	// FromOffsetSyncs reports that every partition's position came from
-	// an offset sync rather than from comparing end offsets.
+	// an offset sync rather than from comparing end offsets (empty
+	// source partitions aside).
 	FromOffsetSyncs bool
 }
 
@@ -153,15 +154,17 @@ func flowStatus(ctx context.Context, props map[string]string, f Flow, now func()
 			pos := so.start // nothing replicated
 			to, onTarget := dstOffsets[r][p]
 			s, synced := syncs[topicPartition{t, p}]
+			// An empty source partition needs no sync to be caught up.
+			empty := so.start == so.end
 			switch {
 			case !onTarget:
-				tl.FromOffsetSyncs = false
+				tl.FromOffsetSyncs = tl.FromOffsetSyncs && empty
 			case synced && shared:
 				pos = s.UpstreamOffset + 1
 			case synced && s.DownstreamOffset < to.end:
 				pos = s.UpstreamOffset + to.end - s.DownstreamOffset
 			default:
-				tl.FromOffsetSyncs = false
+				tl.FromOffsetSyncs = tl.FromOffsetSyncs && empty
 				if !shared {
 					pos = so.start + to.end - to.start
 				}

@@ -32,9 +32,17 @@ func TestStatus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// orders has a second partition, empty on both sides: it is caught up
+	// without any offset sync.
+	for _, b := range []struct{ addr, topic string }{{a.Addr, "orders"}, {hub.Addr, "a.orders"}} {
+		if _, err := testkit.Admin(t, b.addr).CreatePartitions(ctx, 1, b.topic); err != nil {
+			t.Fatal(err)
+		}
+	}
 	produce := func(addr string, rs ...*kgo.Record) {
 		t.Helper()
-		cl := testkit.Client(t, addr)
+		// Every record goes to partition 0 (its zero Partition).
+		cl := testkit.Client(t, addr, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 		if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +81,7 @@ func TestStatus(t *testing.T) {
 	}
 	got := st[0]
 	want := []TopicLag{
-		{Topic: "orders", RemoteTopic: "a.orders", RemoteExists: true, Partitions: 1, Records: 3, Seconds: 53, FromOffsetSyncs: true},
+		{Topic: "orders", RemoteTopic: "a.orders", RemoteExists: true, Partitions: 2, Records: 3, Seconds: 53, FromOffsetSyncs: true},
 		{Topic: "payments", RemoteTopic: "a.payments", Partitions: 1, Records: 4, Seconds: 60},
 	}
 	if len(got.Topics) != len(want) {
@@ -93,7 +101,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
-		"a->hub  orders   a.orders                    1           3              53.0           offset syncs",
+		"a->hub  orders   a.orders                    2           3              53.0           offset syncs",
 		"a->hub  payments a.payments (not created yet) 1           4              60.0           -",
 		"a->hub: newest heartbeat 2.0 s old",
 	} {
