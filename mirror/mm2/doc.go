@@ -8,6 +8,13 @@
 //
 // The derivation follows org.apache.kafka.connect.mirror.MirrorMakerConfig
 // key for key, so an mm2.properties written for Kafka gives the same
-// connector configs, group ids and internal topic names: Fjord can take
-// over from a running MirrorMaker 2 and resume from its offsets.
+// connector configs, group ids and internal topic names (mm2-offsets.*,
+// mm2-configs.*, mm2-status.*) as MirrorMaker 2.
+//
+// Where it departs from MM2: config.providers is refused (Fjord's runtime
+// does not resolve ${provider:...} yet); "x->y.enabled" and the other
+// booleans are read with surrounding blanks ignored; cluster aliases may
+// not contain "->", "/" or blanks; the driver compares the connectors'
+// configs with the file's every Resync, not only when a worker becomes
+// the group's leader, so a config changed over REST is put back.
 package mm2
