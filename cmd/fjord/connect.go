@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,6 +42,9 @@ import (
 	_ "github.com/fjordhq/fjord/converters/json"
 	_ "github.com/fjordhq/fjord/converters/number"
 	_ "github.com/fjordhq/fjord/converters/str"
+	_ "github.com/fjordhq/fjord/mirror/checkpoint"
+	_ "github.com/fjordhq/fjord/mirror/heartbeat"
+	_ "github.com/fjordhq/fjord/mirror/source"
 	_ "github.com/fjordhq/fjord/transforms"
 )
 
@@ -139,7 +145,12 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
 	}
 	r := chi.NewRouter()
-	cw, err := newConnectWorker(ctx, wc, wc.AdvertisedURL(ln.Addr().String()), r, log)
+	// /metrics beside the REST API, as fjord dev and connect-standalone
+	// serve it.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	cw, err := newConnectWorker(ctx, wc, wc.AdvertisedURL(ln.Addr().String()), r, reg, log)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -156,7 +167,8 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 // newConnectWorker starts a distributed worker advertising url and
 // mounts its REST API on r, for a process that serves it on a listener
 // of its own (fjord dev can mount it on its HTTP router).
-func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedURL string, r chi.Router, log *slog.Logger) (_ *connectWorker, err error) {
+// reg receives the worker's and the plugins' metrics (nil: none).
+func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedURL string, r chi.Router, reg prometheus.Registerer, log *slog.Logger) (_ *connectWorker, err error) {
 	cw := &connectWorker{log: log, serveErr: make(chan error, 1), url: advertisedURL}
 	defer func() {
 		if err != nil {
@@ -212,7 +224,10 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 	if wc.TopicTrackingEnable {
 		topics = statuses
 	}
-	worker, err := runtime.NewWorker(wc, runtime.WorkerOptions{WorkerID: cw.workerID, Offsets: offsets, Topics: topics, Logger: log})
+	if reg != nil {
+		registerPluginMetrics(reg, log)
+	}
+	worker, err := runtime.NewWorker(wc, runtime.WorkerOptions{WorkerID: cw.workerID, Offsets: offsets, Topics: topics, Logger: log, Registerer: reg})
 	if err != nil {
 		return nil, err
 	}

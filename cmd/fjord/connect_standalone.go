@@ -218,6 +218,7 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 	statuses := storage.NewMemoryStatusStore()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerPluginMetrics(reg, log)
 	var topics storage.TopicStatusStore
 	if wc.TopicTrackingEnable {
 		topics = statuses

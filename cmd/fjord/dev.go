@@ -130,7 +130,7 @@ func devConnectWorker() component {
 		if err != nil {
 			return nil, fmt.Errorf("worker config: %w", err)
 		}
-		cw, err := newConnectWorker(ctx, wc, "http://"+h.Addr().String(), h.Router, slog.Default().With("component", "connect"))
+		cw, err := newConnectWorker(ctx, wc, "http://"+h.Addr().String(), h.Router, h.Registry, slog.Default().With("component", "connect"))
 		if err != nil {
 			return nil, err
 		}

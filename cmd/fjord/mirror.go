@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/mirror/mm2"
@@ -38,6 +40,7 @@ func init() { addCommand(newMirrorCmd()) }
 
 func newMirrorCmd() *cobra.Command {
 	var clusters []string
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "mirror mm2.properties",
 		Short: "Mirror topics between Kafka clusters (MirrorMaker 2's dedicated mode)",
@@ -64,10 +67,11 @@ processes can share one flow's work. Stop with Ctrl-C.`,
 			tuneGCForServer()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			return runMirror(ctx, cmd.OutOrStdout(), args[0], clusters)
+			return runMirror(ctx, cmd.OutOrStdout(), args[0], clusters, httpAddr)
 		},
 	}
 	cmd.Flags().StringSliceVar(&clusters, "clusters", nil, "target clusters this process runs the flows into (default: all)")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "serve /healthz and Prometheus /metrics (the flows' record-count, byte-rate, record-age-ms, replication-latency-ms, checkpoint-latency-ms and the workers' counters) on this address, e.g. 127.0.0.1:9644")
 	cmd.AddCommand(newMirrorStatusCmd())
 	return cmd
 }
@@ -122,7 +126,7 @@ newest heartbeat that came across.`,
 }
 
 // runMirror runs the flows into targets until ctx ends.
-func runMirror(ctx context.Context, out io.Writer, path string, targets []string) error {
+func runMirror(ctx context.Context, out io.Writer, path string, targets []string, httpAddr string) error {
 	c, err := mm2.ReadFile(path)
 	if err != nil {
 		return err
@@ -146,6 +150,19 @@ func runMirror(ctx context.Context, out io.Writer, path string, targets []string
 	}
 	defer rest.close()
 
+	var reg prometheus.Registerer
+	var metricsURL string
+	if httpAddr != "" {
+		h := api.New(log)
+		if err := h.Listen(httpAddr); err != nil {
+			return fmt.Errorf("HTTP listener %s: %w (pick another --http-addr)", httpAddr, err)
+		}
+		go h.Serve()
+		defer h.Shutdown(context.Background())
+		reg = h.Registry
+		metricsURL = "http://" + h.Addr().String() + "/metrics"
+	}
+
 	var names []string
 	for _, f := range flows {
 		what := "heartbeats only"
@@ -158,6 +175,9 @@ func runMirror(ctx context.Context, out io.Writer, path string, targets []string
 	if rest.server != nil {
 		fmt.Fprintf(out, "  REST:   %s (internal, one path per flow)\n", rest.base)
 	}
+	if metricsURL != "" {
+		fmt.Fprintf(out, "  Metrics: %s\n", metricsURL)
+	}
 	fmt.Fprintln(out, "Press Ctrl-C to stop.")
 
 	d := &mm2.Driver{Config: c, Flows: flows, Log: log, Progress: out,
@@ -166,7 +186,7 @@ func runMirror(ctx context.Context, out io.Writer, path string, targets []string
 			if err != nil {
 				return nil, nil, err
 			}
-			cw, err := newConnectWorker(ctx, wc, rest.url(f), rest.router(f), log.With("flow", f.String()))
+			cw, err := newConnectWorker(ctx, wc, rest.url(f), rest.router(f), reg, log.With("flow", f.String()))
 			if err != nil {
 				return nil, nil, err
 			}

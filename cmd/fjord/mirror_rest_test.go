@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,11 +52,12 @@ listeners = http://%s
 `, a.Addr, hub.Addr, listen))
 	}
 	addrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
+	metricsAddrs := []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 2)
 	var outs [2]syncBuffer
 	for i, addr := range addrs {
-		go func() { done <- runMirror(runCtx, &outs[i], file(addr), []string{"hub"}) }()
+		go func() { done <- runMirror(runCtx, &outs[i], file(addr), []string{"hub"}, metricsAddrs[i]) }()
 		if i == 0 {
 			time.Sleep(time.Second) // let the first lead
 		}
@@ -136,4 +139,23 @@ listeners = http://%s
 	if n < 30 || perPartition[2] != 10 {
 		t.Fatalf("%d of 30 records on the hub, by partition %v", n, perPartition)
 	}
+
+	// --http-addr: the source tasks' metrics, whichever mirror runs them,
+	// count the 30 records replicated from a's orders.
+	testkit.CheckFor(t, 20*time.Second, 200*time.Millisecond, func() error {
+		var all strings.Builder
+		for _, addr := range metricsAddrs {
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err != nil {
+				return err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			all.Write(b)
+		}
+		if !strings.Contains(all.String(), "fjord_mirror_source_record_count") || !strings.Contains(all.String(), `orders"`) {
+			return fmt.Errorf("no mirror source record-count for orders on either /metrics")
+		}
+		return nil
+	})
 }
