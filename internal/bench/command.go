@@ -39,6 +39,7 @@ func NewCommand(self []string, childEnv []string) *cobra.Command {
 	root.AddCommand(clusterCommand(self, childEnv))
 	root.AddCommand(postgresCommand())
 	root.AddCommand(s3Command())
+	root.AddCommand(mirrorCommand(self, childEnv))
 	return root
 }
 
