@@ -439,7 +439,15 @@ func (d *Distributed) Status(connector string, task int, state storage.State, er
 		st.Trace = StatusTrace(err)
 	}
 	st.Version = statusVersion(d.deps.Configs.Snapshot(), connector, state)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), 30*time.Second)
+	// While the herder stops, a status the brokers do not take within a
+	// few seconds is given up: with the cluster gone, 30 s per connector
+	// and task held a shutdown for minutes (Kafka sends statuses
+	// asynchronously and does not wait for them on stop).
+	timeout := 30 * time.Second
+	if d.ctx.Err() != nil {
+		timeout = 3 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), timeout)
 	defer cancel()
 	var werr error
 	if state == storage.StateUnassigned {
