@@ -4,7 +4,8 @@
 #   make test    install what the tests need, then run every test
 #   make bench   side-by-side benchmarks (Fjord vs Apache Kafka 4.4 vs kfake; Connect runtime vs franz-go;
 #                3 brokers RF 3 acks=all vs 1 broker RF 1 acks=1, and failover time; Postgres CDC vs
-#                pg_recvlogical and Debezium; the S3 sink vs a raw PUT of the same bytes into MinIO)
+#                pg_recvlogical and Debezium; the S3 sink vs a raw PUT of the same bytes into MinIO;
+#                fjord mirror vs a plain consume and Kafka's MirrorMaker 2)
 
 GO      ?= go
 BIN     := bin/fjord
@@ -61,6 +62,7 @@ bench: build s3-server
 	$(BIN) bench cluster --write $(BENCH_CLUSTER_ARGS)
 	$(BIN) bench postgres --write $(BENCH_POSTGRES_ARGS)
 	$(BIN) bench s3 --write $(BENCH_S3_ARGS)
+	$(BIN) bench mirror --write $(BENCH_MIRROR_ARGS)
 
 # fuzz runs every fuzz target for a short while (FUZZTIME per target).
 FUZZTIME ?= 30s
