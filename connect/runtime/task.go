@@ -64,6 +64,9 @@ type workerTask struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 
+	// mu is held while a status is decided and written, so a cause
+	// reported from another goroutine (runningCause) can never land
+	// after, and hide, a later state such as FAILED.
 	mu      sync.Mutex
 	reports storage.State // last state reported, to report changes once
 	cause   string        // the trace shown with RUNNING (runningCause), "" for none
@@ -71,13 +74,12 @@ type workerTask struct {
 
 func (t *workerTask) status(st storage.State, err error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if st == t.reports && err == nil && t.cause == "" {
-		t.mu.Unlock()
 		return
 	}
 	t.reports = st
 	t.cause = ""
-	t.mu.Unlock()
 	if t.listener != nil {
 		t.listener.Status(t.id.Connector, t.id.Task, st, withTrace(err))
 	}
@@ -95,12 +97,11 @@ func (t *workerTask) runningCause(err error) {
 		msg = err.Error()
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.reports != storage.StateRunning || msg == t.cause {
-		t.mu.Unlock()
 		return
 	}
 	t.cause = msg
-	t.mu.Unlock()
 	if t.listener != nil {
 		t.listener.Status(t.id.Connector, t.id.Task, storage.StateRunning, withTrace(err))
 	}
