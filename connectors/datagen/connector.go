@@ -114,7 +114,6 @@ func (c *Connector) AlterOffsets(config map[string]string, offsets []connect.Sou
 	return true, nil
 }
 
-
 // Task generates records. Record number g (the sequence number) depends
 // only on the seed and g, so output is reproducible, and a task resumes
 // from the iteration stored in its last committed offset.

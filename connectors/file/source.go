@@ -141,7 +141,6 @@ func (c *SourceConnector) AlterOffsets(config map[string]string, offsets []conne
 	return true, nil
 }
 
-
 // SourceTask is FileStreamSourceTask.
 type SourceTask struct {
 	tctx      connect.SourceTaskContext

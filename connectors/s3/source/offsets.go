@@ -68,4 +68,3 @@ func checkOffset(po connect.SourcePartitionOffset) error {
 	_, err := cursorFrom(po.Offset, func(string) (int64, bool) { return 0, true })
 	return err
 }
-
