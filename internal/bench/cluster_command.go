@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -78,36 +77,17 @@ func clusterCommand(self []string, childEnv []string) *cobra.Command {
 					return fmt.Errorf("find the fjord binary: %w; pass --fjord-bin", err)
 				}
 			}
-			if cfg.Dir == "" {
-				if cfg.Dir, err = os.MkdirTemp("", "fjord-bench-cluster-"); err != nil {
-					return fmt.Errorf("bench dir: %w", err)
-				}
-				if !cfg.Keep {
-					defer os.RemoveAll(cfg.Dir)
-				}
-			} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-				return fmt.Errorf("bench dir: %w", err)
+			cleanup, err := benchDir(&cfg.Dir, "fjord-bench-cluster-", cfg.Keep)
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			rep, err := RunClusterBench(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			fmt.Fprint(cmd.OutOrStdout(), md)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return fmt.Errorf("encode report: %w", err)
-				}
-				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-					return fmt.Errorf("write %s: %w", jsonOut, err)
-				}
-			}
-			if write {
-				if err := WriteClusterBlock(benchFile, md); err != nil {
-					return err
-				}
-				slog.Info("updated", "file", benchFile)
+			if err := publishReport(cmd.OutOrStdout(), rep.Markdown(), rep, jsonOut, write, benchFile, WriteClusterBlock); err != nil {
+				return err
 			}
 			if len(rep.Samples) == 0 && len(rep.Failovers) == 0 && len(rep.Errors) > 0 {
 				return fmt.Errorf("cluster benchmark: nothing measured: %s", rep.Errors[0])

@@ -142,16 +142,11 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 					return fmt.Errorf("--acks %q: want a list of 1 and all", acks)
 				}
 			}
-			if dir == "" {
-				if dir, err = os.MkdirTemp("", "fjord-bench-"); err != nil {
-					return fmt.Errorf("bench dir: %w", err)
-				}
-				if !keep {
-					defer os.RemoveAll(dir)
-				}
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("bench dir: %w", err)
+			cleanup, err := benchDir(&dir, "fjord-bench-", keep)
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			cfg.Dir = dir
 			if fjordBin == "" {
 				if fjordBin, err = os.Executable(); err != nil {
@@ -175,22 +170,8 @@ func runCommand(self []string, childEnv []string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			fmt.Fprint(cmd.OutOrStdout(), md)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return fmt.Errorf("encode report: %w", err)
-				}
-				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-					return fmt.Errorf("write %s: %w", jsonOut, err)
-				}
-			}
-			if write {
-				if err := WriteBenchmarksFile(benchFile, md); err != nil {
-					return err
-				}
-				slog.Info("updated", "file", benchFile)
+			if err := publishReport(cmd.OutOrStdout(), rep.Markdown(), rep, jsonOut, write, benchFile, WriteBenchmarksFile); err != nil {
+				return err
 			}
 			return nil
 		},

@@ -56,36 +56,17 @@ func connectCommand(self []string, childEnv []string) *cobra.Command {
 					return fmt.Errorf("profile dir: %w", err)
 				}
 			}
-			if cfg.Dir == "" {
-				if cfg.Dir, err = os.MkdirTemp("", "fjord-bench-connect-"); err != nil {
-					return fmt.Errorf("bench dir: %w", err)
-				}
-				if !cfg.Keep {
-					defer os.RemoveAll(cfg.Dir)
-				}
-			} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-				return fmt.Errorf("bench dir: %w", err)
+			cleanup, err := benchDir(&cfg.Dir, "fjord-bench-connect-", cfg.Keep)
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			rep, err := RunConnect(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			fmt.Fprint(cmd.OutOrStdout(), md)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return fmt.Errorf("encode report: %w", err)
-				}
-				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-					return fmt.Errorf("write %s: %w", jsonOut, err)
-				}
-			}
-			if write {
-				if err := WriteConnectBlock(benchFile, md); err != nil {
-					return err
-				}
-				slog.Info("updated", "file", benchFile)
+			if err := publishReport(cmd.OutOrStdout(), rep.Markdown(), rep, jsonOut, write, benchFile, WriteConnectBlock); err != nil {
+				return err
 			}
 			if len(rep.Errors) > 0 && len(rep.Phases) == 0 {
 				return fmt.Errorf("connect benchmark: nothing measured: %s", rep.Errors[0])

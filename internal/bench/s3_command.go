@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -54,36 +53,17 @@ func s3Command() *cobra.Command {
 					return fmt.Errorf("profile dir: %w", err)
 				}
 			}
-			if cfg.Dir == "" {
-				if cfg.Dir, err = os.MkdirTemp("", "fjord-bench-s3-"); err != nil {
-					return fmt.Errorf("bench dir: %w", err)
-				}
-				if !cfg.Keep {
-					defer os.RemoveAll(cfg.Dir)
-				}
-			} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-				return fmt.Errorf("bench dir: %w", err)
+			cleanup, err := benchDir(&cfg.Dir, "fjord-bench-s3-", cfg.Keep)
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			rep, err := RunS3Bench(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			md := rep.Markdown()
-			fmt.Fprint(cmd.OutOrStdout(), md)
-			if jsonOut != "" {
-				b, err := json.MarshalIndent(rep, "", "  ")
-				if err != nil {
-					return fmt.Errorf("encode report: %w", err)
-				}
-				if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-					return fmt.Errorf("write %s: %w", jsonOut, err)
-				}
-			}
-			if write {
-				if err := WriteS3Block(benchFile, md); err != nil {
-					return err
-				}
-				slog.Info("updated", "file", benchFile)
+			if err := publishReport(cmd.OutOrStdout(), rep.Markdown(), rep, jsonOut, write, benchFile, WriteS3Block); err != nil {
+				return err
 			}
 			if len(rep.Samples) == 0 && len(rep.Errors) > 0 {
 				return fmt.Errorf("S3 benchmark: nothing measured: %s", rep.Errors[0])
