@@ -250,26 +250,7 @@ func mirrorColumnName(col string) string {
 // Markdown renders the generated mirror block of BENCHMARKS.md.
 func (r *MirrorReport) Markdown() string {
 	var b strings.Builder
-	b.WriteString("## Mirror (issue 7): latest run\n\n")
-	if r.Quick {
-		b.WriteString("**Quick smoke run: few records, figures are not comparable to a full run.**\n\n")
-	}
-	if r.Note != "" {
-		fmt.Fprintf(&b, "**Note:** %s\n\n", r.Note)
-	}
-	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
-	fmt.Fprintf(&b, "- Date: %s\n", r.Date.Format("2006-01-02 15:04 MST"))
-	if m := r.Machine; m.CPUs > 0 {
-		fmt.Fprintf(&b, "- Machine: %d CPUs (%s), %s memory, %s; %s; franz-go %s\n", m.CPUs, m.CPUModel, m.Memory, m.Kernel, m.GoVersion, m.FranzGo)
-	}
-	if l := r.Limits; l.LoopbackMBps > 0 || l.DiskWriteMBps > 0 {
-		fmt.Fprintf(&b, "- Machine limits: loopback TCP %.0f MB/s (one Go sender → one receiver); disk write %.0f MB/s "+
-			"(sequential, fdatasync at the end) where the brokers keep their data\n", l.LoopbackMBps, l.DiskWriteMBps)
-	}
-	if len(r.Load) > 0 {
-		fmt.Fprintf(&b, "- Load average (1 min, sampled every 5 s, the benchmark's own processes included): %.1f–%.1f, median %.1f\n",
-			slices.Min(r.Load), slices.Max(r.Load), Median(r.Load))
-	}
+	writeRunHeader(&b, "## Mirror (issue 7): latest run\n\n", r.Quick, r.Note, r.Command, r.Date, r.Machine, r.Limits, "the brokers keep their data", r.Load)
 	fmt.Fprintf(&b, "- Clusters: two `fjord dev --no-connect` processes (one broker each, on loopback), the source and the target of every "+
 		"phase, so that both mirrors run against the same brokers; median of %d run(s)\n", r.Runs)
 	if slices.Contains(r.Phases, MirrorPhaseThroughput) {

@@ -201,26 +201,7 @@ func (r *S3Report) objectMB(format string) (float64, bool) {
 // Markdown renders the generated S3 block of BENCHMARKS.md.
 func (r *S3Report) Markdown() string {
 	var b strings.Builder
-	b.WriteString("## S3 sink (issue 6): latest run\n\n")
-	if r.Quick {
-		b.WriteString("**Quick smoke run: few records, figures are not comparable to a full run.**\n\n")
-	}
-	if r.Note != "" {
-		fmt.Fprintf(&b, "**Note:** %s\n\n", r.Note)
-	}
-	fmt.Fprintf(&b, "- Command: `%s`\n", r.Command)
-	fmt.Fprintf(&b, "- Date: %s\n", r.Date.Format("2006-01-02 15:04 MST"))
-	if m := r.Machine; m.CPUs > 0 {
-		fmt.Fprintf(&b, "- Machine: %d CPUs (%s), %s memory, %s; %s; franz-go %s\n", m.CPUs, m.CPUModel, m.Memory, m.Kernel, m.GoVersion, m.FranzGo)
-	}
-	if l := r.Limits; l.LoopbackMBps > 0 || l.DiskWriteMBps > 0 {
-		fmt.Fprintf(&b, "- Machine limits: loopback TCP %.0f MB/s (one Go sender → one receiver); disk write %.0f MB/s "+
-			"(sequential, fdatasync at the end) where MinIO keeps its data\n", l.LoopbackMBps, l.DiskWriteMBps)
-	}
-	if len(r.Load) > 0 {
-		fmt.Fprintf(&b, "- Load average (1 min, sampled every 5 s, the benchmark's own processes included): %.1f–%.1f, median %.1f\n",
-			slices.Min(r.Load), slices.Max(r.Load), Median(r.Load))
-	}
+	writeRunHeader(&b, "## S3 sink (issue 6): latest run\n\n", r.Quick, r.Note, r.Command, r.Date, r.Machine, r.Limits, "MinIO keeps its data", r.Load)
 	fmt.Fprintf(&b, "- MinIO %s (scripts/s3-server.sh), one drive on local disk, on loopback; one `fjord dev` beside it for all runs; median of %d run(s)\n",
 		orNA(r.Minio), r.Runs)
 	fmt.Fprintf(&b, "- Records: %s JsonConverter envelopes with their schema (an order: 10 fields — ids, strings, a double, a Timestamp; "+
@@ -360,4 +341,31 @@ func ReplaceS3Block(doc, generated string) (string, error) {
 // WriteS3Block refreshes the S3 block of the file at path.
 func WriteS3Block(path, generated string) error {
 	return writeGenerated(path, generated, ReplaceS3Block)
+}
+
+// writeRunHeader writes the opening of a generated block that the S3 and mirror
+// reports share: title, smoke-run and note lines, command, date, machine,
+// its measured limits (diskWhere says whose data the disk figure is
+// under) and the load average.
+func writeRunHeader(b *strings.Builder, title string, quick bool, note, command string, date time.Time, m Machine, l Limits, diskWhere string, load []float64) {
+	b.WriteString(title)
+	if quick {
+		b.WriteString("**Quick smoke run: few records, figures are not comparable to a full run.**\n\n")
+	}
+	if note != "" {
+		fmt.Fprintf(b, "**Note:** %s\n\n", note)
+	}
+	fmt.Fprintf(b, "- Command: `%s`\n", command)
+	fmt.Fprintf(b, "- Date: %s\n", date.Format("2006-01-02 15:04 MST"))
+	if m.CPUs > 0 {
+		fmt.Fprintf(b, "- Machine: %d CPUs (%s), %s memory, %s; %s; franz-go %s\n", m.CPUs, m.CPUModel, m.Memory, m.Kernel, m.GoVersion, m.FranzGo)
+	}
+	if l.LoopbackMBps > 0 || l.DiskWriteMBps > 0 {
+		fmt.Fprintf(b, "- Machine limits: loopback TCP %.0f MB/s (one Go sender → one receiver); disk write %.0f MB/s "+
+			"(sequential, fdatasync at the end) where %s\n", l.LoopbackMBps, l.DiskWriteMBps, diskWhere)
+	}
+	if len(load) > 0 {
+		fmt.Fprintf(b, "- Load average (1 min, sampled every 5 s, the benchmark's own processes included): %.1f–%.1f, median %.1f\n",
+			slices.Min(load), slices.Max(load), Median(load))
+	}
 }
