@@ -48,6 +48,9 @@ type Options struct {
 	Forward ForwardOptions
 	// Logger receives one line per failed request and per forward.
 	Logger *slog.Logger
+	// OpenAPIDocument replaces the document served at /openapi.json (a
+	// process that serves more than this API serves the merged one).
+	OpenAPIDocument []byte
 }
 
 // Server is the Kafka Connect REST API over a Herder. It is an
@@ -291,6 +294,10 @@ func OpenAPI() []byte { return openAPIDoc }
 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if s.opts.OpenAPIDocument != nil {
+		w.Write(s.opts.OpenAPIDocument)
+		return
+	}
 	w.Write(openAPIDoc)
 }
 

@@ -47,7 +47,11 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
-			return runBroker(cfg, httpAddr, nil, func(b *broker.Server, h *api.Server) {
+			var comps []component
+			if httpAddr != "" {
+				comps = append(comps, brokerConsole())
+			}
+			return runBroker(cfg, httpAddr, comps, func(b *broker.Server, h *api.Server) {
 				if a := b.Addr(); a != nil {
 					fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, a)
 				}
@@ -55,7 +59,7 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 					fmt.Printf("Fjord controller %d listening on %s (voters %v)\n", cfg.NodeID, a, cfg.Cluster.Voters)
 				}
 				if h != nil {
-					fmt.Printf("HTTP on http://%s\n", h.Addr())
+					fmt.Printf("HTTP on http://%s (console /ui/, admin API /api/v1, /metrics)\n", h.Addr())
 				}
 			})
 		},

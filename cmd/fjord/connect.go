@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
 	"github.com/fjordhq/fjord/broker/config"
 	"github.com/fjordhq/fjord/connect/herder"
@@ -155,6 +156,19 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 		ln.Close()
 		return nil, err
 	}
+	clientOpts, err := wc.ClientOpts(log)
+	if err != nil {
+		ln.Close()
+		cw.close()
+		return nil, err
+	}
+	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: cw.herder, Gatherer: reg, Logger: log.With("component", "admin")}, false)
+	if err != nil {
+		ln.Close()
+		cw.close()
+		return nil, err
+	}
+	cw.closers = append(cw.closers, stopConsole)
 	cw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -257,6 +271,7 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 		Logger:                     log,
 		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
 		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,
+		OpenAPIDocument:            admin.OpenAPI(),
 	})
 	// Mount also serves Kafka's internal POST /connectors/{c}/tasks, by
 	// which a worker running a connector hands the leader its task configs.

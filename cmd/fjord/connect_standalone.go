@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
@@ -252,7 +253,13 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 		Logger:                     log,
 		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
 		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,
+		OpenAPIDocument:            admin.OpenAPI(),
 	})
+	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: sw.herder, Gatherer: reg, Logger: log.With("component", "admin")}, false)
+	if err != nil {
+		return nil, err
+	}
+	sw.closers = append(sw.closers, stopConsole)
 	sw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		if err := sw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -8,7 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/fjordhq/fjord/api"
+	"github.com/fjordhq/fjord/api/admin"
 	"github.com/fjordhq/fjord/api/schemaregistry"
 	"github.com/fjordhq/fjord/broker"
 	"github.com/fjordhq/fjord/connect/runtime"
@@ -40,11 +43,14 @@ Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 			var comps []component
 			if !noConnect {
 				comps = append(comps, devRegistry(), devConnectWorker())
+			} else {
+				comps = append(comps, brokerConsole())
 			}
 			return runBroker(cfg, httpAddr, comps, func(b *broker.Server, h *api.Server) {
 				fmt.Printf("Fjord dev is running\n  Kafka:    %s\n", b.Addr())
 				if h != nil {
-					fmt.Printf("  HTTP:     http://%s (/healthz, /metrics)\n", h.Addr())
+					fmt.Printf("  Console:  http://%s/ui/\n", h.Addr())
+					fmt.Printf("  HTTP:     http://%s (/healthz, /readyz, /metrics, /api/v1, /openapi.json)\n", h.Addr())
 					if !noConnect {
 						fmt.Printf("  Connect:  http://%s (Kafka Connect REST API, worker group fjord-dev)\n", h.Addr())
 						fmt.Printf("  Registry: http://%s%s\n", h.Addr(), registryPrefix)
@@ -134,6 +140,33 @@ func devConnectWorker() component {
 		if err != nil {
 			return nil, err
 		}
-		return cw.close, nil
+		stopConsole, err := mountConsole(h.Router, admin.Options{
+			ClientOpts:  []kgo.Opt{kgo.SeedBrokers(b.Addr().String())},
+			Herder:      cw.herder,
+			RegistryURL: "http://" + h.Addr().String() + registryPrefix,
+			Gatherer:    h.Registry,
+			Logger:      slog.Default().With("component", "admin"),
+		}, false)
+		if err != nil {
+			cw.close()
+			return nil, err
+		}
+		return func() { stopConsole(); cw.close() }, nil
+	}}
+}
+
+// brokerConsole serves the admin API, the console and the OpenAPI
+// document on a node without a Connect worker (fjord broker, fjord dev
+// --no-connect): the Connect pages then say there is no worker here.
+func brokerConsole() component {
+	return component{name: "console", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
+		if b.Addr() == nil {
+			return func() {}, nil // a controller-only node serves no Kafka clients
+		}
+		return mountConsole(h.Router, admin.Options{
+			ClientOpts: []kgo.Opt{kgo.SeedBrokers(b.Addr().String())},
+			Gatherer:   h.Registry,
+			Logger:     slog.Default().With("component", "admin"),
+		}, true)
 	}}
 }
