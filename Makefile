@@ -10,9 +10,10 @@
 GO      ?= go
 BIN     := bin/fjord
 PKGS    := ./...
-# Debian packages the tests drive Fjord with: real clients nobody here wrote, and
-# the real PostgreSQL 15 server the Postgres connectors are tested against.
-TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-pip
+# Debian packages the tests drive Fjord with: real clients nobody here wrote,
+# the real PostgreSQL 15 server the Postgres connectors are tested against, and
+# the headless Chromium the console's end-to-end test drives.
+TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-snappy python3-lz4 python3-zstandard python3-pip chromium
 # Python modules Debian does not package: independent readers of the S3
 # sink's Parquet and Avro files (connectors/s3/format).
 TEST_PIPS := pyarrow fastavro cramjam
