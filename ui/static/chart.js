@@ -25,20 +25,22 @@ function el(tag, attrs, text) {
   return e;
 }
 
-// niceStep rounds a raw step up to 1, 2, 2.5 or 5 × 10^k.
-function niceStep(raw) {
+// niceStep rounds a raw step up to 1, 2, 2.5 or 5 × 10^k (whole steps
+// of 1, 2 or 5 × 10^k, at least 1, when integer).
+function niceStep(raw, integer) {
+  if (integer && raw < 1) return 1;
   if (!(raw > 0)) return 1;
   const p = Math.pow(10, Math.floor(Math.log10(raw)));
-  for (const m of [1, 2, 2.5, 5, 10]) {
+  for (const m of integer && p < 10 ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10]) {
     if (raw <= m * p) return m * p;
   }
   return 10 * p;
 }
 
 // yTicks covers [lo, hi] with about n round ticks.
-function yTicks(lo, hi, n) {
+function yTicks(lo, hi, n, integer) {
   if (hi === lo) { hi = lo + 1; }
-  const step = niceStep((hi - lo) / n);
+  const step = niceStep((hi - lo) / n, integer);
   const start = Math.floor(lo / step) * step;
   const ticks = [];
   for (let v = start; v <= hi + step * 1e-9; v += step) ticks.push(+v.toPrecision(12));
@@ -87,7 +89,9 @@ function defaultFormat(v) {
 // lineChart returns an <svg class="line-chart"> drawing series, each
 // {name, points: [[t_ms, value], ...]} (points sorted by time; null
 // values leave a gap). opts: {title, yFormat(v) → string, height (px,
-// default 180)}. The element has update(series) to redraw with new data.
+// default 180), integer (whole-number y ticks, for counts such as lag),
+// empty (the text shown without data)}. The element has update(series)
+// to redraw with new data.
 export function lineChart(series, opts) {
   opts = opts || {};
   const height = opts.height || 180;
@@ -158,7 +162,7 @@ export function lineChart(series, opts) {
     if (t1 === t0) { t0 -= 30e3; t1 += 30e3; }
     lo = Math.min(lo, 0); // rates and lag read best from zero
     if (hi <= lo) hi = lo + 1;
-    const yt = yTicks(lo, hi, 4);
+    const yt = yTicks(lo, hi, 4, opts.integer);
     lo = yt[0];
     hi = yt[yt.length - 1];
     const X = (t) => left + ((t - t0) / (t1 - t0)) * pw;
@@ -176,7 +180,9 @@ export function lineChart(series, opts) {
     for (const t of ticks) {
       const xx = Math.round(X(t)) + 0.5;
       grid.append(el('line', { x1: xx, x2: xx, y1: plotTop + ph, y2: plotTop + ph + 4, stroke: '#b8c0cc' }));
-      grid.append(el('text', { x: xx, y: height - 4, 'text-anchor': 'middle' }, fmtTime(t, step)));
+      // Labels at the plot's ends stay inside the element.
+      const anchor = xx > w - 28 ? 'end' : xx < left + 20 ? 'start' : 'middle';
+      grid.append(el('text', { x: anchor === 'end' ? w - 2 : xx, y: height - 4, 'text-anchor': anchor }, fmtTime(t, step)));
     }
     svg.append(grid);
 
