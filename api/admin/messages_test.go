@@ -212,7 +212,7 @@ func TestDecodeFormats(t *testing.T) {
 			Headers: []kgo.RecordHeader{{Key: "h-json", Value: []byte(`[1]`)}, {Key: "h-text", Value: []byte("plain")}, {Key: "h-null"}}},
 		&kgo.Record{Topic: "d", Key: []byte("user-1"), Value: []byte("hello\nworld")},
 		&kgo.Record{Topic: "d", Key: []byte{0xff, 0x00, 0x10}, Value: []byte{0x00, 0x00, 0x00, 0x00, 0x01, 0x02}}, // framed, but no registry
-		&kgo.Record{Topic: "d", Value: []byte("a\x01b")}, // valid UTF-8 with a control character
+		&kgo.Record{Topic: "d", Value: []byte("a\x01b")},                                                          // valid UTF-8 with a control character
 	)
 
 	ms := e.readPage(t, "d", "from=earliest").Messages
