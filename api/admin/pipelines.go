@@ -121,7 +121,8 @@ func (v *connectorView) state() *string {
 	return &st
 }
 
-// statusDetail summarises the tasks ("2 tasks: 1 RUNNING, 1 FAILED")
+// statusDetail summarises the tasks ("2 tasks RUNNING", "2 tasks: 1
+// RUNNING, 1 FAILED")
 // and the first line of the first failure's trace.
 func (v *connectorView) statusDetail() string {
 	st := v.status
@@ -152,7 +153,11 @@ func (v *connectorView) statusDetail() string {
 	if len(st.Tasks) == 1 {
 		out = "1 task"
 	}
-	if len(parts) > 0 {
+	switch len(states) {
+	case 0:
+	case 1:
+		out += " " + states[0]
+	default:
 		out += ": " + strings.Join(parts, ", ")
 	}
 	if failure != "" {

@@ -137,11 +137,12 @@ func (s *Server) sinkLags(ctx context.Context, group string, topics []string, of
 			if next < 0 {
 				// Nothing committed: Connect's sink consumers start at
 				// the log start (auto.offset.reset=earliest).
-				uncommitted++
+				next = 0
 				if st, ok := offs.starts.Lookup(t, p); ok && st.Err == nil {
 					next = st.Offset
-				} else {
-					next = 0
+				}
+				if end.Offset > next {
+					uncommitted++ // an empty partition needs no commit
 				}
 			}
 			if n := end.Offset - next; n > 0 {
@@ -154,7 +155,7 @@ func (s *Server) sinkLags(ctx context.Context, group string, topics []string, of
 		}
 		l := &sinkLag{records: &behind}
 		if uncommitted > 0 {
-			l.detail = fmt.Sprintf("%d of %d partitions have no committed offset (counted from the log start)", uncommitted, len(ps))
+			l.detail = fmt.Sprintf("%d of %d partitions hold records but no committed offset (lag counted from the log start)", uncommitted, len(ps))
 		}
 		if behind == 0 {
 			zero := 0.0
