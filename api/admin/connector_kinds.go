@@ -20,14 +20,13 @@ const (
 
 // knownClassNames maps every name of those plugins (as
 // connectors/postgres/cdc and mirror/{source,checkpoint,heartbeat}
-// register them, plus Kafka's simple-name forms) to the class; a test
-// checks it against the registry.
+// register them) to the class; a test checks it against the registry.
 var knownClassNames = map[string]string{
 	postgresCDCClass: postgresCDCClass, "postgres-cdc": postgresCDCClass,
 	"PostgresConnector": postgresCDCClass, "Postgres": postgresCDCClass,
 
 	mirrorSourceClass: mirrorSourceClass, "MirrorSourceConnector": mirrorSourceClass,
-	"MirrorSource": mirrorSourceClass, "mirror-source": mirrorSourceClass,
+	"mirror-source": mirrorSourceClass,
 
 	mirrorCheckpointClass: mirrorCheckpointClass, "MirrorCheckpointConnector": mirrorCheckpointClass,
 	"MirrorCheckpoint": mirrorCheckpointClass, "mirror-checkpoint": mirrorCheckpointClass,

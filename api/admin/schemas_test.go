@@ -73,8 +73,8 @@ func cxRegister(t *testing.T, registry, subject, schema string) int {
 }
 
 const (
-	ordersV1 = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
-	ordersV2 = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"note","type":"string","default":""}]}`
+	ordersV1  = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
+	ordersV2  = `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"note","type":"string","default":""}]}`
 	keySchema = `"string"`
 )
 
