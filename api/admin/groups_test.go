@@ -124,7 +124,7 @@ func TestConsumerGroups(t *testing.T) {
 	}{
 		{map[string]any{"to": "offset", "offset": 2, "topics": []string{"gin"}}, "[{gin 0 5 2} {gin 1 5 2}]", 2, 2},
 		{map[string]any{"to": "shift", "shift": 3}, "[{gin 0 2 5} {gin 1 2 5}]", 5, 5},
-		{map[string]any{"to": "shift", "shift": 100}, "[{gin 0 5 7} {gin 1 5 6}]", 7, 6}, // clamped to the end
+		{map[string]any{"to": "shift", "shift": 100}, "[{gin 0 5 7} {gin 1 5 6}]", 7, 6},  // clamped to the end
 		{map[string]any{"to": "shift", "shift": -100}, "[{gin 0 7 0} {gin 1 6 0}]", 0, 0}, // and to the start
 		{map[string]any{"to": "latest"}, "[{gin 0 0 7} {gin 1 0 6}]", 7, 6},
 		// The first record at or after 4.5 s: p0's offset 2 (5 s), p1's offset 2 (6 s).
