@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,30 +22,38 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Check reports whether one part of the process is healthy; a non-nil
-// error makes /healthz answer 503 naming the part.
+// Check reports whether one part of the process is healthy (or, as a
+// ready check, ready); a non-nil error makes /healthz (/readyz) answer 503
+// naming the part and the error.
 type Check func() error
 
 // Server is the HTTP server.
 type Server struct {
 	Router   chi.Router
 	Registry *prometheus.Registry
-	checks   map[string]Check
+	checks   *Checks
+	ready    *Checks
 	srv      *http.Server
 	ln       net.Listener
 	log      *slog.Logger
 }
 
-// New returns a server with /healthz and /metrics. Register more routes
-// on Router before Serve.
+// New returns a server with /healthz, /readyz and /metrics. Register more
+// routes on Router before Serve.
+//
+// /healthz says whether the process is alive and working (a failing
+// check means restart it); /readyz whether it should get traffic now (a
+// broker catching up after a restart is alive but not ready). With no
+// ready checks added, /readyz answers 200.
 func New(logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s := &Server{Router: chi.NewRouter(), Registry: reg, checks: map[string]Check{}, log: logger}
-	s.Router.Get("/healthz", s.healthz)
+	s := &Server{Router: chi.NewRouter(), Registry: reg, checks: NewChecks("ok", "unavailable"), ready: NewChecks("ready", "not ready"), log: logger}
+	s.Router.Get("/healthz", s.checks.ServeHTTP)
+	s.Router.Get("/readyz", s.ready.ServeHTTP)
 	s.Router.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	// Go's profiler, for operators chasing CPU or memory: loopback by
 	// default, as the whole HTTP listener is.
@@ -54,25 +65,55 @@ func New(logger *slog.Logger) *Server {
 	return s
 }
 
-// AddCheck registers a named health check.
-func (s *Server) AddCheck(name string, c Check) { s.checks[name] = c }
+// AddCheck registers a named health check (/healthz).
+func (s *Server) AddCheck(name string, c Check) { s.checks.Add(name, c) }
 
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+// AddReadyCheck registers a named readiness check (/readyz).
+func (s *Server) AddReadyCheck(name string, c Check) { s.ready.Add(name, c) }
+
+// Checks is a set of named checks served as JSON: 200 with
+// {"status": <ok>, "checks": {name: "ok", ...}} when every check passes,
+// 503 with {"status": <failed>, "checks": {...}, "failing": [names]}
+// otherwise, each failing check's entry holding its error. Checks may be
+// added while it serves.
+type Checks struct {
+	ok, failed string
+	mu         sync.Mutex
+	checks     map[string]Check
+}
+
+// NewChecks returns an empty set answering with status ok or failed.
+func NewChecks(ok, failed string) *Checks {
+	return &Checks{ok: ok, failed: failed, checks: map[string]Check{}}
+}
+
+// Add registers (or replaces) a named check.
+func (c *Checks) Add(name string, check Check) {
+	c.mu.Lock()
+	c.checks[name] = check
+	c.mu.Unlock()
+}
+
+func (c *Checks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	checks := maps.Clone(c.checks)
+	c.mu.Unlock()
 	status := map[string]string{}
-	code := http.StatusOK
-	for name, c := range s.checks {
-		if err := c(); err != nil {
+	var failing []string
+	for name, check := range checks {
+		if err := check(); err != nil {
 			status[name] = err.Error()
-			code = http.StatusServiceUnavailable
+			failing = append(failing, name)
 		} else {
 			status[name] = "ok"
 		}
 	}
-	body := map[string]any{"status": "ok", "checks": status}
-	if code != http.StatusOK {
-		body["status"] = "unavailable"
+	if len(failing) == 0 {
+		WriteJSON(w, http.StatusOK, map[string]any{"status": c.ok, "checks": status})
+		return
 	}
-	WriteJSON(w, code, body)
+	slices.Sort(failing)
+	WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": c.failed, "checks": status, "failing": failing})
 }
 
 // WriteJSON writes v as a JSON response.

@@ -177,6 +177,12 @@ func (s *Server) produceTo(p *partition, r *kmsg.ProduceRequest, records []byte,
 		}
 		return nil
 	}
+	if !res.Duplicate {
+		// Kafka's BytesInPerSec and MessagesInPerSec count what was
+		// appended, once per partition and request.
+		p.tm.bytesIn.Add(float64(len(records)))
+		p.tm.messagesIn.Add(float64(res.LastOffset - res.FirstOffset + 1))
+	}
 	out.BaseOffset = res.FirstOffset
 	out.LogStartOffset = res.LogStartOffset
 	if st.LogAppendTime {

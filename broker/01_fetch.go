@@ -56,6 +56,13 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 				resp.Brokers = s.fetchNodeEndpoints(s.image(), leaders)
 			}
 			s.metrics.fetched(total)
+			if !isReplicaFetch(r) {
+				// Counted on the answer sent, not on the reads of a long
+				// poll that came back with too little.
+				for i := range data {
+					data[i].part.tm.bytesOut.Add(float64(data[i].res.Size))
+				}
+			}
 			parts, err := encodeFetch(resp, data)
 			if err != nil {
 				s.log.Error("encode fetch response", "err", err)
@@ -75,7 +82,7 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 			continue
 		}
 		wait := time.Until(deadline)
-		if r.ReplicaID >= 0 || (r.Version >= 15 && r.ReplicaState.ID >= 0) {
+		if isReplicaFetch(r) {
 			// A throttled replica fetch is re-read when the leader's
 			// replication quota has room again, not only at the deadline.
 			if cl := s.cluster; cl != nil && cl.throttles != nil {
@@ -92,6 +99,12 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 		}
 		timer.Stop()
 	}
+}
+
+// isReplicaFetch reports whether a follower sent the fetch (its replica
+// id, or v15+ replica state, names a broker).
+func isReplicaFetch(r *kmsg.FetchRequest) bool {
+	return r.ReplicaID >= 0 || (r.Version >= 15 && r.ReplicaState.ID >= 0)
 }
 
 // fetchPartitions returns the local partitions a fetch names.
@@ -171,7 +184,7 @@ func (s *Server) fillFetch(r *kmsg.FetchRequest, resp *kmsg.FetchResponse, leade
 				if res.Size > 0 {
 					minOne = false
 					total += res.Size
-					data = append(data, fetchData{topic: len(resp.Topics), partition: len(st.Partitions), res: res})
+					data = append(data, fetchData{topic: len(resp.Topics), partition: len(st.Partitions), res: res, part: p})
 				}
 			}
 			if sp.ErrorCode != 0 {

@@ -253,6 +253,7 @@ func (s *Server) reconcileReplica(p *partition, mp *metadata.Partition) {
 				p.log.SetHighWatermark(hw)
 				p.advance(hw)
 			},
+			OnISRChange: s.metrics.isrChanged,
 		})
 		p.repl.Store(l)
 		return

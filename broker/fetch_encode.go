@@ -15,6 +15,7 @@ import (
 type fetchData struct {
 	topic, partition int
 	res              log.ReadResult
+	part             *partition // whose per-topic counters count the bytes sent
 }
 
 // recordsSentinel marks partitions whose records are spliced in.

@@ -20,6 +20,9 @@ type partition struct {
 	index   int32
 	topicID metadata.UUID
 	log     *log.Log
+	// tm are the topic's per-topic counters, resolved when the partition
+	// is created so produce and fetch do no label lookups.
+	tm *topicMetrics
 
 	leaderEpoch atomic.Int32
 	hw          atomic.Int64

@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fjordhq/fjord/broker/controller"
 	"github.com/fjordhq/fjord/broker/group"
 	"github.com/fjordhq/fjord/broker/log"
@@ -110,6 +112,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		if !cfg.Cluster.Broker {
+			cfg.Registerer.Register(stateCollector{s})
 			ok = true
 			return s, nil // a controller-only node has no logs or clients
 		}
@@ -173,8 +176,9 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	s.groups = group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
-		Logger: s.log.With("component", "group"),
-		Topics: groupTopics{s},
+		Logger:      s.log.With("component", "group"),
+		Topics:      groupTopics{s},
+		OnRebalance: s.metrics.groupRebalance,
 	})
 	if err := s.loadOffsetsPartitions(); err != nil {
 		return nil, err
@@ -191,6 +195,8 @@ func New(cfg Config) (*Server, error) {
 		OnConnection:   s.metrics.connection,
 	}, s)
 	s.logs.Start(s.ctx)
+	// Registered last: the collector reads parts set up above.
+	cfg.Registerer.Register(stateCollector{s})
 	ok = true
 	return s, nil
 }
@@ -250,6 +256,14 @@ func (s *Server) ClusterID() string { return s.image().ClusterID }
 
 // Metrics returns the broker's metrics.
 func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Gatherer returns the registry the broker's metrics are registered with
+// (Config.Registerer, or the broker's own registry when none was given),
+// or nil if that registerer cannot be gathered.
+func (s *Server) Gatherer() prometheus.Gatherer {
+	g, _ := s.cfg.Registerer.(prometheus.Gatherer)
+	return g
+}
 
 // Ready reports whether the broker is serving: in a cluster, once the
 // controller has unfenced it.
@@ -361,7 +375,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 						continue
 					}
 				}
-				p = &partition{topic: name, index: mp.Index, topicID: t.ID, log: l}
+				p = &partition{topic: name, index: mp.Index, topicID: t.ID, log: l, tm: s.metrics.topic(name)}
 				if s.cluster == nil {
 					p.hw.Store(l.LogEndOffset()) // one replica: everything is committed
 				} else {
@@ -413,6 +427,7 @@ func (s *Server) reconcile(img *metadata.Image) error {
 		}
 	}
 	s.parts.Store(next)
+	s.dropTopicMetrics(old, next)
 	s.moveCoordinator(moved)
 	// Wake fetches parked on partitions that disappeared so they return.
 	if old != nil {

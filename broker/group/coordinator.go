@@ -94,6 +94,12 @@ type Options struct {
 	// TopicMetadata. Without it every topic is accepted and v10 requests
 	// that name topics only by id get UNKNOWN_TOPIC_ID.
 	Topics TopicMetadata
+	// OnRebalance, if set, is told of every rebalance: completed false
+	// when a group enters PreparingRebalance, true when a generation's
+	// assignment is in place and the group is Stable (the broker's
+	// rebalance counters). It is called with the group's lock held and
+	// must not block.
+	OnRebalance func(completed bool)
 }
 
 type partitionState int8
@@ -117,6 +123,8 @@ type Coordinator struct {
 	log    *slog.Logger
 	now    func() time.Time
 	topics TopicMetadata
+	// onRebalance is Options.OnRebalance (never nil).
+	onRebalance func(completed bool)
 
 	mu         sync.Mutex // guards parts, groups, closed
 	parts      map[int32]*offsetsPartition
@@ -130,21 +138,25 @@ type Coordinator struct {
 // coordinator of a partition's groups.
 func New(cfg Config, store Store, opts Options) *Coordinator {
 	c := &Coordinator{
-		cfg:        cfg.withDefaults(),
-		store:      store,
-		log:        opts.Logger,
-		now:        opts.Now,
-		topics:     opts.Topics,
-		parts:      make(map[int32]*offsetsPartition),
-		groups:     make(map[string]*group),
-		stopExpiry: make(chan struct{}),
-		expiryDone: make(chan struct{}),
+		cfg:         cfg.withDefaults(),
+		store:       store,
+		log:         opts.Logger,
+		now:         opts.Now,
+		topics:      opts.Topics,
+		onRebalance: opts.OnRebalance,
+		parts:       make(map[int32]*offsetsPartition),
+		groups:      make(map[string]*group),
+		stopExpiry:  make(chan struct{}),
+		expiryDone:  make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
 	if c.now == nil {
 		c.now = time.Now
+	}
+	if c.onRebalance == nil {
+		c.onRebalance = func(bool) {}
 	}
 	go c.expiryLoop()
 	return c

@@ -203,6 +203,12 @@ func (g *group) nextSeq() uint64 {
 }
 
 func (g *group) transition(s groupState) {
+	switch {
+	case s == statePreparingRebalance && g.state != statePreparingRebalance:
+		g.c.onRebalance(false)
+	case s == stateStable && g.state == stateCompletingRebalance:
+		g.c.onRebalance(true)
+	}
 	g.prevState = g.state
 	g.state = s
 	g.stateMs = g.c.nowMs()

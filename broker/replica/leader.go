@@ -51,6 +51,13 @@ type LeaderOptions struct {
 	// produce waits. Calls from different goroutines may arrive out of
 	// order; keep the maximum.
 	OnHighWatermark func(hw int64)
+	// OnISRChange, if set, is called outside the Leader's lock each time
+	// the committed ISR changes while this replica leads: shrunk when
+	// replicas left it, expanded when replicas joined it (both for a
+	// change that does both). Changes the controller made (a follower
+	// fenced or shutting down) count as well as this leader's own
+	// AlterPartition: the broker's ISR shrink and expand rates.
+	OnISRChange func(shrunk, expanded bool)
 }
 
 // Leader is the leader side of one partition: Kafka's Partition in the
@@ -534,14 +541,38 @@ func (l *Leader) Update(p metadata.Partition) {
 		l.leaderEpoch = p.LeaderEpoch
 		l.lg.Info("leader epoch changed", "epoch", p.LeaderEpoch, "epoch_start", leo)
 	}
+	shrunk, expanded := isrDiff(l.isr, p.ISR)
 	l.isr = slices.Clone(p.ISR)
 	l.partitionEpoch = p.PartitionEpoch
 	l.pending = nil // an AlterPartition in flight is now stale: its answer is ignored
 	l.changedLocked()
 	hw, moved := l.maybeAdvanceLocked(now)
 	l.mu.Unlock()
+	l.isrChanged(shrunk, expanded)
 	if moved {
 		l.notify(hw)
+	}
+}
+
+// isrDiff reports whether going from ISR old to ISR next removes members
+// (shrunk) or adds some (expanded).
+func isrDiff(old, next []int32) (shrunk, expanded bool) {
+	for _, id := range old {
+		if !slices.Contains(next, id) {
+			shrunk = true
+		}
+	}
+	for _, id := range next {
+		if !slices.Contains(old, id) {
+			expanded = true
+		}
+	}
+	return shrunk, expanded
+}
+
+func (l *Leader) isrChanged(shrunk, expanded bool) {
+	if (shrunk || expanded) && l.o.OnISRChange != nil {
+		l.o.OnISRChange(shrunk, expanded)
 	}
 }
 
@@ -630,7 +661,7 @@ func (l *Leader) sendPending() {
 		}
 		retry := false
 		var hw int64
-		var moved bool
+		var moved, shrunk, expanded bool
 		switch code := codeOf(err); {
 		case err == nil:
 			if res.LeaderEpoch != l.leaderEpoch || res.PartitionEpoch < l.partitionEpoch {
@@ -638,6 +669,7 @@ func (l *Leader) sendPending() {
 				l.lg.Info("ignoring stale AlterPartition answer", "epoch", res.LeaderEpoch, "partition_epoch", res.PartitionEpoch)
 				break
 			}
+			shrunk, expanded = isrDiff(l.isr, res.ISR)
 			l.isr = slices.Clone(res.ISR)
 			l.partitionEpoch = res.PartitionEpoch
 			l.pending = nil
@@ -662,6 +694,7 @@ func (l *Leader) sendPending() {
 			retry = true
 		}
 		l.mu.Unlock()
+		l.isrChanged(shrunk, expanded)
 		if moved {
 			l.notify(hw)
 		}
