@@ -227,11 +227,52 @@ func connectorProblems(w *runtime.WorkerConfig, cfg map[string]string) []string 
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if !defined[k] {
-			problems = append(problems, fmt.Sprintf("%s: no definition for this key in %s, the runtime, its converters or transformations (a typo?)", k, cfg["connector.class"]))
+		if defined[k] {
+			continue
 		}
+		if strings.HasPrefix(k, "topic.creation.") {
+			if p := topicCreationKeyProblem(cfg, k); p != "" {
+				problems = append(problems, p)
+			}
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s: no definition for this key in %s, the runtime, its converters or transformations (a typo?)", k, cfg["connector.class"]))
 	}
 	return problems
+}
+
+// topicCreationKeyProblem checks a source connector's KIP-158 key
+// (topic.creation.<group>.<setting>), which the validation does not list:
+// the group must be default or one of topic.creation.groups, the setting
+// one of the rules or a topic config, and runtime.ParseConnectorConfig
+// (which reads them for the worker) must accept them.
+func topicCreationKeyProblem(cfg map[string]string, k string) string {
+	if _, typ, err := runtime.LookupConnector(cfg["connector.class"]); err != nil || typ != runtime.SourceType {
+		return fmt.Sprintf("%s: topic creation applies to source connectors only", k)
+	}
+	if _, err := runtime.ParseConnectorConfig(cfg); err != nil {
+		return fmt.Sprintf("%s: %v", k, err)
+	}
+	rest := strings.TrimPrefix(k, "topic.creation.")
+	if rest == "groups" {
+		return ""
+	}
+	group, setting, _ := strings.Cut(rest, ".")
+	groups := strings.Split(cfg["topic.creation.groups"], ",")
+	for i := range groups {
+		groups[i] = strings.TrimSpace(groups[i])
+	}
+	if group != "default" && !slices.Contains(groups, group) {
+		return fmt.Sprintf("%s: group %q is not in topic.creation.groups (a typo?)", k, group)
+	}
+	switch setting {
+	case "replication.factor", "partitions", "include", "exclude":
+		return ""
+	}
+	if _, ok := config.TopicSpec(setting); !ok {
+		return fmt.Sprintf("%s: %q is neither a topic creation rule nor a topic config (a typo?)", k, setting)
+	}
+	return ""
 }
 
 // connectorFile is a connector JSON in POST /connectors's shape.
