@@ -125,7 +125,10 @@ func (s *Server) sample() {
 
 // endOffsets are the end offsets of every non-internal partition.
 func (s *Server) endOffsets(ctx context.Context) (map[topicPartition]int64, error) {
-	tds, err := s.adm.ListTopics(ctx)
+	// Fresh metadata: from the client's cache (up to 5 s old), a new
+	// topic's first records would show a sample late, apart from the
+	// bytes that brought them.
+	tds, err := s.adm.ListTopics(fresh(ctx))
 	if err != nil {
 		return nil, err
 	}
