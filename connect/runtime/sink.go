@@ -75,6 +75,18 @@ type sinkTask struct {
 	// pausedSincePoll are partitions the task paused since the poll.
 	pauseMu         sync.Mutex
 	pausedSincePoll map[connect.TopicPartition]bool
+
+	// lag is, per assigned partition, the high watermark and the next
+	// offset to fetch as of the last poll that returned the partition
+	// (guarded by taskMu); lagRecords their summed difference, the
+	// sink-lag gauge.
+	lag        map[connect.TopicPartition]partitionLag
+	lagRecords atomic.Int64
+}
+
+// partitionLag is a partition's position as its last poll left it.
+type partitionLag struct {
+	highWatermark, next int64
 }
 
 type recordKey struct {
@@ -97,7 +109,8 @@ func (w *Worker) newSinkTask(t *workerTask, cc *ConnectorConfig, props map[strin
 		eh:       newErrorHandler(cc, t.id.String(), t.id.Connector, t.id.Task, t.log, m),
 		assigned: map[connect.TopicPartition]bool{}, current: map[connect.TopicPartition]int64{},
 		lastCommitted: map[connect.TopicPartition]int64{}, resets: map[connect.TopicPartition]int64{},
-		tracked: map[string]bool{}, maxPoll: 500, interval: w.cfg.OffsetFlushInterval}
+		tracked: map[string]bool{}, maxPoll: 500, interval: w.cfg.OffsetFlushInterval,
+		lag: map[connect.TopicPartition]partitionLag{}}
 	if s.interval <= 0 {
 		s.interval = time.Minute
 	}
@@ -247,7 +260,39 @@ func (s *sinkTask) closePartitions(parts []connect.TopicPartition) {
 		delete(s.current, tp)
 		delete(s.lastCommitted, tp)
 		delete(s.resets, tp)
+		delete(s.lag, tp)
 	}
+	s.sumLagLocked()
+}
+
+// updateLagLocked takes each fetched partition's high watermark and the
+// offset after its last record from a poll (a few map writes per
+// partition, nothing per record) and republishes the task's lag.
+func (s *sinkTask) updateLagLocked(fs kgo.Fetches) {
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		tp := connect.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		if p.Err != nil || !s.assigned[tp] {
+			return
+		}
+		l, ok := s.lag[tp]
+		if n := len(p.Records); n > 0 {
+			l.next, ok = p.Records[n-1].Offset+1, true
+		}
+		if !ok {
+			return // no position known yet: nothing was fetched
+		}
+		l.highWatermark = p.HighWatermark
+		s.lag[tp] = l
+	})
+	s.sumLagLocked()
+}
+
+func (s *sinkTask) sumLagLocked() {
+	var sum int64
+	for _, l := range s.lag {
+		sum += max(l.highWatermark-l.next, 0)
+	}
+	s.lagRecords.Store(sum)
 }
 
 func (s *sinkTask) execute(ctx context.Context) error {
@@ -262,6 +307,7 @@ func (s *sinkTask) execute(ctx context.Context) error {
 		_ = s.task.Stop()
 		return &ConnectError{Msg: "sink task consumer", Err: err}
 	}
+	s.w.metrics.gauges.setLag(taskKey{s.t.id.Connector, s.t.id.Task}, s.lagRecords.Load)
 	s.clMu.Lock()
 	s.cl = cl
 	s.clMu.Unlock()
@@ -336,6 +382,9 @@ func (s *sinkTask) loop(ctx context.Context, cl *kgo.Client) error {
 			cl.AllowRebalance()
 			return nil
 		}
+		s.taskMu.Lock()
+		s.updateLagLocked(fs)
+		s.taskMu.Unlock()
 		var fatal error
 		fs.EachError(func(t string, p int32, err error) {
 			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -573,6 +622,7 @@ func (s *sinkTask) put(ctx context.Context, recs []*connect.Record) error {
 		s.taskMu.Unlock()
 		if err == nil {
 			s.m.sinkPut.Add(float64(len(recs)))
+			s.m.putBatch.Observe(float64(len(recs)))
 			if retried {
 				s.t.runningCause(nil)
 			}
@@ -756,6 +806,7 @@ func (s *sinkTask) commitLocked(ctx context.Context, cl *kgo.Client, parts []con
 		return
 	}
 	var cerr error
+	start := time.Now()
 	cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			cerr = err
@@ -774,6 +825,7 @@ func (s *sinkTask) commitLocked(ctx context.Context, cl *kgo.Client, parts []con
 		s.t.log.Warn("sink offset commit failed; will retry", "err", cerr)
 		return
 	}
+	s.m.commitTime.Observe(time.Since(start).Seconds())
 	for _, tp := range committed {
 		s.lastCommitted[tp] = commit[tp.Topic][tp.Partition].Offset
 	}

@@ -211,6 +211,7 @@ func (s *sourceTask) execute(ctx context.Context) error {
 			s.t.log.Warn("source task stop failed", "err", err)
 		}
 	}()
+	s.w.metrics.gauges.setActive(taskKey{s.t.id.Connector, s.t.id.Task}, func() int64 { return int64(s.submitted.pending()) })
 	commitDone := make(chan struct{})
 	commitCtx, stopCommits := context.WithCancel(context.Background())
 	go s.commitLoop(commitCtx, commitDone)
@@ -286,6 +287,7 @@ func (s *sourceTask) loop(parent context.Context) error {
 				continue
 			}
 			s.m.sourcePolled.Add(float64(len(recs)))
+			s.m.pollBatch.Observe(float64(len(recs)))
 			batch = recs
 		}
 		if err := s.send(ctx, batch); err != nil {
@@ -712,6 +714,7 @@ func (s *sourceTask) commitOffsets() {
 			timeout = 5 * time.Second
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		start := time.Now()
 		err := s.w.offsets.Put(ctx, s.t.id.Connector, offsets)
 		cancel()
 		if err != nil {
@@ -719,6 +722,7 @@ func (s *sourceTask) commitOffsets() {
 			s.t.log.Error("failed to commit source offsets; will retry", "err", err)
 			return
 		}
+		s.m.commitTime.Observe(time.Since(start).Seconds())
 		clear(s.pending)
 		s.m.offsetCommits.Inc()
 	}

@@ -293,6 +293,9 @@ func (w *Worker) StopTasks(ctx context.Context, ids []storage.TaskID) {
 		case <-ctx.Done():
 			t.runner.close(true)
 		}
+		// A stopped task's series go (Kafka removes a task's metrics when
+		// it stops); a restart starts them afresh.
+		w.metrics.forget(t.id.Connector, t.id.Task)
 	}
 }
 
