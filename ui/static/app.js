@@ -69,8 +69,12 @@ async function route() {
 }
 
 window.addEventListener('hashchange', route);
-window.addEventListener('DOMContentLoaded', route);
-if (document.readyState !== 'loading') route();
+// The first route waits for this module to finish evaluating: a page
+// rendered from here would read get/enc (consts below) before they are
+// initialized. A module script runs after parsing, so readyState is
+// already past 'loading' and DOMContentLoaded would route a second time.
+if (document.readyState === 'loading') window.addEventListener('DOMContentLoaded', route);
+else queueMicrotask(route);
 
 // ---- API ----------------------------------------------------------------
 
