@@ -41,7 +41,7 @@ export function renderList(main, params) {
         h('td', {}, h('a', { href: '#/groups/' + enc(g.group_id) }, g.group_id)),
         h('td', {}, stateBadge(g.state)),
         h('td', NUM, fmtNum(g.members)),
-        h('td', { class: 'topics-cell' }, (g.topics || []).map((t, i) => [i ? ', ' : '', h('a', { href: '#/topics/' + enc(t) }, t)])),
+        h('td', { class: 'topics-cell' }, (g.topics || []).flatMap((t, i) => [i ? ', ' : null, h('a', { href: '#/topics/' + enc(t) }, t)])),
         h('td', { class: 'num' + (g.lag > 0 ? ' lagging' : '') }, fmtLag(g.lag)))))));
   }
 
@@ -94,7 +94,7 @@ export function renderGroup(main, params) {
     h('div', { class: 'page-head' }, h('h1', {}, id), h('div', { class: 'row' }, resetOpen, del)),
     confirmSlot, err, summary, resetSlot,
     h('h2', {}, 'Offsets and lag'), offsets,
-    histErr, h('div', { class: 'chart' }, chart),
+    histErr, h('div', { class: 'chart group-lag-chart' }, chart),
     h('h2', {}, 'Members'), members);
 
   async function refresh() {

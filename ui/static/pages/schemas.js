@@ -19,6 +19,7 @@ export async function renderList(main, params) {
     err.set(loadError('Could not load the schema registry\'s subjects', e));
     return;
   }
+  if (!head.isConnected) return; // the user went elsewhere meanwhile
   if (!data.available) {
     head.set(h('div', { class: 'panel empty-state', id: 'schemas-unavailable' },
       h('p', {}, h('strong', {}, 'No schema registry on this node.')),
@@ -60,16 +61,16 @@ function pretty(s) {
 
 export async function renderSubject(main, params) {
   const subject = params.subject;
-  main.append(
-    h('div', { class: 'crumbs' }, h('a', { href: '#/schemas' }, 'Schemas'), ' / '),
-    h('h1', {}, subject));
+  const crumbs = h('div', { class: 'crumbs' }, h('a', { href: '#/schemas' }, 'Schemas'), ' / ');
+  main.append(crumbs, h('h1', {}, subject));
   let d;
   try {
     d = await get('/api/v1/schemas/' + enc(subject));
   } catch (e) {
-    main.append(loadError(e && e.status === 404 ? 'No subject ' + subject : 'Could not load subject ' + subject, e));
+    if (crumbs.isConnected) main.append(loadError(e && e.status === 404 ? 'No subject ' + subject : 'Could not load subject ' + subject, e));
     return;
   }
+  if (!crumbs.isConnected) return; // the user went elsewhere meanwhile
   const versions = (d.versions || []).slice().sort((a, b) => b.version - a.version);
   main.append(h('div', { class: 'topic-summary' },
     h('div', { class: 'kv' }, h('span', { class: 'label' }, 'Compatibility'), h('span', { class: 'value', id: 'subject-compatibility' }, d.compatibility || '–')),

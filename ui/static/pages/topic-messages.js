@@ -42,7 +42,7 @@ export function renderMessages(pane, ctx) {
   showInputs();
 
   const field = (label, el) => h('div', { class: 'field' }, h('label', { for: el.id }, label), el);
-  const form = h('form', { class: 'browse-form', id: 'browse-form' },
+  const form = h('form', { class: 'browse-form', id: 'browse-form', novalidate: true },
     field('Partition', partition), field('From', from), field('Offset', offset), field('Timestamp', ts),
     field('Limit', limit), field('Key format', keyFmt), field('Value format', valueFmt),
     h('div', { class: 'field' }, h('label', {}, '\u00a0'), loadBtn));
@@ -238,7 +238,9 @@ function headerText(hs) {
 
 function cell(cls, d) {
   if (d === null || d === undefined) return h('td', { class: cls }, nullText());
-  return h('td', { class: cls, title: d.format + (d.schema_id !== undefined ? ' · schema ' + d.schema_id : '') + ' · ' + fmtNum(d.size) + ' bytes' }, dataPreview(d));
+  // data-format lets CSS tag avro/hex/base64 values without adding text
+  // to the cell (its text is the value, nothing else).
+  return h('td', { class: cls, dataset: { format: d.format }, title: d.format + (d.schema_id !== undefined ? ' · schema ' + d.schema_id : '') + ' · ' + fmtNum(d.size) + ' bytes' }, dataPreview(d));
 }
 
 // messageRow is one record; a click opens (or closes) a row under it with

@@ -13,7 +13,7 @@ export function renderPartitions(pane, ctx) {
   const count = h('input', { id: 'partitions-count', type: 'number', min: 1, placeholder: 'new total' });
   const addErr = slot();
   const add = h('button', { id: 'partitions-add', type: 'submit' }, 'Add partitions');
-  const form = h('form', { class: 'row', id: 'partitions-add-form' },
+  const form = h('form', { class: 'row', id: 'partitions-add-form', novalidate: true },
     h('label', { class: 'inline', for: 'partitions-count' }, 'Increase the partition count to'), count, add,
     h('span', { class: 'muted' }, 'Partitions can be added, never removed; keyed records may then map to other partitions.'));
   form.addEventListener('submit', async (ev) => {
@@ -193,7 +193,7 @@ export function renderProduce(pane, ctx) {
   const result = slot({ class: 'muted', id: 'produce-result' });
   tomb.addEventListener('change', () => { value.disabled = tomb.checked; });
 
-  const form = h('form', { class: 'panel', id: 'produce-form' },
+  const form = h('form', { class: 'panel', id: 'produce-form', novalidate: true },
     h('div', { class: 'form-grid' },
       h('div', {}, h('label', { for: 'produce-key' }, 'Key'), key),
       h('div', {}, h('label', { for: 'produce-partition' }, 'Partition ', h('span', { class: 'muted' }, '(optional)')), partition),
@@ -234,6 +234,7 @@ export function renderProduce(pane, ctx) {
       });
       const msg = 'Produced to partition ' + r.partition + ' at offset ' + r.offset;
       toast(msg);
+      ctx.refresh(); // the summary's message count and size
       result.set(msg + ' (' + new Date(r.timestamp).toLocaleTimeString() + '). ',
         h('a', { href: '#/topics/' + enc(ctx.name), onclick: (e) => { e.preventDefault(); document.getElementById('tab-messages')?.click(); } }, 'See messages'));
     } catch (e) {

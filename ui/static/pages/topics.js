@@ -96,7 +96,7 @@ function createForm(done, cancel) {
   const err = slot();
   const submit = h('button', { id: 'topic-create-submit', class: 'primary', type: 'submit' }, 'Create');
 
-  const form = h('form', { class: 'panel', id: 'topic-create-form' },
+  const form = h('form', { class: 'panel', id: 'topic-create-form', novalidate: true },
     h('h2', {}, 'Create a topic'),
     h('div', { class: 'form-grid' },
       h('div', {}, h('label', { for: 'topic-create-name' }, 'Name'), name),
