@@ -230,6 +230,7 @@ func (st *streamer) copyData(ctx context.Context, data []byte) error {
 		if err != nil {
 			return err
 		}
+		st.t.metrics.sawWALEnd(uint64(pk.ServerWALEnd))
 		if !st.inTx && uint64(pk.ServerWALEnd) > st.idleLSN && len(st.batch) == 0 {
 			st.idleLSN = uint64(pk.ServerWALEnd)
 		}
@@ -242,6 +243,7 @@ func (st *streamer) copyData(ctx context.Context, data []byte) error {
 		if err != nil {
 			return err
 		}
+		st.t.metrics.sawWALEnd(uint64(xld.ServerWALEnd))
 		return st.message(ctx, uint64(xld.WALStart), xld.WALData)
 	}
 	return nil
@@ -294,6 +296,7 @@ func (st *streamer) message(ctx context.Context, lsn uint64, b []byte) error {
 			return err
 		}
 		st.inTx = false
+		t.metrics.sawCommit(st.commitTime)
 		if t.s.txMetadata && st.txEvents > 0 {
 			st.txEnd(uint64(m.CommitLSN))
 		}

@@ -40,6 +40,8 @@ type Task struct {
 
 	stopOnce sync.Once
 	runID    string
+
+	metrics taskMetrics // read by the process's collector (metrics.go)
 }
 
 // contextHeaders appends Debezium's context headers (on by default in
@@ -73,6 +75,11 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 	}
 	t.partition = map[string]any{"server": s.prefix}
 	t.runID = newRunID()
+	t.metrics.connector = props["name"]
+	if t.metrics.connector == "" {
+		t.metrics.connector = s.prefix
+	}
+	t.metrics.behindMs.Store(-1)
 	t.queue = newRecordQueue(s.maxQueue)
 	t.flushReq = make(chan struct{}, 1)
 	var stored map[string]any
@@ -104,6 +111,7 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 		}
 		t.queue.fail(errStopped)
 	}()
+	metrics.add(t)
 	return nil
 }
 
@@ -147,6 +155,7 @@ func (t *Task) Commit(ctx context.Context) error {
 
 // Stop stops the reader and closes its connections.
 func (t *Task) Stop() error {
+	metrics.remove(t)
 	t.stopOnce.Do(func() {
 		if t.cancel != nil {
 			t.cancel()
