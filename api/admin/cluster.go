@@ -15,9 +15,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// requestTimeout bounds every call to the cluster a request makes, so an
-// unreachable cluster answers 503 instead of hanging the console.
-const requestTimeout = 15 * time.Second
+const (
+	// requestTimeout bounds the calls to the cluster a request makes.
+	requestTimeout = 15 * time.Second
+	// metadataTimeout bounds a metadata request, which any broker
+	// answers at once: a cluster that does not answer within it is
+	// unreachable, and the request answers 503 in seconds instead of
+	// after franz-go's retries have used the whole requestTimeout.
+	metadataTimeout = 5 * time.Second
+)
 
 // brokerInfo is the Broker entity.
 type brokerInfo struct {
@@ -60,7 +66,9 @@ type throughput struct {
 func (s *Server) getCluster(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	md, err := s.adm.Metadata(fresh(ctx))
+	mctx, mcancel := metadataCtx(ctx)
+	defer mcancel()
+	md, err := s.adm.Metadata(mctx)
 	if err != nil {
 		fail(w, kafkaError(err, ""))
 		return
@@ -102,7 +110,9 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listBrokers(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
-	md, err := s.adm.BrokerMetadata(fresh(ctx))
+	mctx, mcancel := metadataCtx(ctx)
+	defer mcancel()
+	md, err := s.adm.BrokerMetadata(mctx)
 	if err != nil {
 		fail(w, kafkaError(err, ""))
 		return
@@ -157,13 +167,27 @@ func (s *Server) connectSummary(ctx context.Context) connectSummary {
 	return out
 }
 
-// fresh makes kadm ask the cluster for metadata instead of answering
-// from the client's cache, which may be up to MetadataMinAge (5 s) old:
-// a topic created or deleted a moment ago through this API must show.
-// kadm has no option for that besides asking for the authorized
-// operations too (which it then does with a direct request that also
-// refreshes the cache the other kadm calls use).
-func fresh(ctx context.Context) context.Context { return kadm.WithAuthorizedOps(ctx) }
+// metadataCtx is the context for a metadata request: bounded by
+// metadataTimeout, and making kadm ask the cluster instead of answering
+// from the client's cache, which may be up to MetadataMinAge (5 s) old
+// (a topic created or deleted a moment ago through this API must show).
+// kadm has no option for that but asking for the authorized operations
+// too, which it does with a direct request that also refreshes the
+// cache the other kadm calls use.
+func metadataCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
+	return kadm.WithAuthorizedOps(ctx), cancel
+}
+
+// reachable checks that a broker answers before calls (admin requests,
+// group lookups) whose retries would take the whole requestTimeout to
+// give up on an unreachable cluster.
+func (s *Server) reachable(ctx context.Context) error {
+	mctx, cancel := metadataCtx(ctx)
+	defer cancel()
+	_, err := s.adm.BrokerMetadata(mctx)
+	return kafkaError(err, "")
+}
 
 // topicID prints a topic id as Kafka does (Uuid.toString: URL-safe
 // base64 without padding); "" for none.

@@ -64,6 +64,10 @@ type groupOffset struct {
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	// Lag with no groups describes every group and fetches their
 	// offsets and the partitions' ends.
 	lags, err := s.adm.Lag(ctx)
@@ -112,6 +116,10 @@ func (s *Server) getGroup(w http.ResponseWriter, r *http.Request) {
 	group := chi.URLParam(r, "group")
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	lags, err := s.adm.Lag(ctx, group)
 	if err != nil && len(lags) == 0 {
 		fail(w, kafkaError(err, ""))
@@ -176,6 +184,10 @@ func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request) {
 	group := chi.URLParam(r, "group")
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	resps, err := s.adm.DeleteGroups(ctx, group)
 	if err != nil && len(resps) == 0 {
 		fail(w, kafkaError(err, ""))
@@ -237,6 +249,10 @@ func (s *Server) resetGroupOffsets(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	res, err := s.resetOffsets(ctx, group, req)
 	if err != nil {
 		fail(w, err)
@@ -287,7 +303,9 @@ func (s *Server) resetOffsets(ctx context.Context, group string, req resetReques
 	// The partitions to reset.
 	set := make(kadm.TopicsSet)
 	if len(req.Topics) > 0 {
-		md, err := s.adm.Metadata(fresh(ctx), req.Topics...)
+		mctx, mcancel := metadataCtx(ctx)
+		md, err := s.adm.Metadata(mctx, req.Topics...)
+		mcancel()
 		if err != nil {
 			return nil, kafkaError(err, "")
 		}

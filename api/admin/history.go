@@ -128,7 +128,9 @@ func (s *Server) endOffsets(ctx context.Context) (map[topicPartition]int64, erro
 	// Fresh metadata: from the client's cache (up to 5 s old), a new
 	// topic's first records would show a sample late, apart from the
 	// bytes that brought them.
-	tds, err := s.adm.ListTopics(fresh(ctx))
+	mctx, mcancel := metadataCtx(ctx)
+	defer mcancel()
+	tds, err := s.adm.ListTopics(mctx)
 	if err != nil {
 		return nil, err
 	}

@@ -69,12 +69,14 @@ func (s *Server) listTopics(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	mctx, mcancel := metadataCtx(ctx)
+	defer mcancel()
 	var tds kadm.TopicDetails
 	var err error
 	if internal {
-		tds, err = s.adm.ListTopicsWithInternal(fresh(ctx))
+		tds, err = s.adm.ListTopicsWithInternal(mctx)
 	} else {
-		tds, err = s.adm.ListTopics(fresh(ctx))
+		tds, err = s.adm.ListTopics(mctx)
 	}
 	if err != nil {
 		fail(w, kafkaError(err, ""))
@@ -116,7 +118,9 @@ func (s *Server) topicDetail(ctx context.Context, name string) (*topicDetail, er
 
 // topicMetadata is one topic's metadata, 404 when it does not exist.
 func (s *Server) topicMetadata(ctx context.Context, name string) (kadm.TopicDetail, error) {
-	md, err := s.adm.Metadata(fresh(ctx), name)
+	mctx, mcancel := metadataCtx(ctx)
+	defer mcancel()
+	md, err := s.adm.Metadata(mctx, name)
 	if err != nil {
 		return kadm.TopicDetail{}, kafkaError(err, "")
 	}
@@ -238,6 +242,10 @@ func nonNil(s []int32) []int32 {
 func (s *Server) getTopicConfigs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	cs, err := s.topicConfigs(ctx, chi.URLParam(r, "topic"))
 	if err != nil {
 		fail(w, err)
@@ -337,6 +345,10 @@ func (s *Server) createTopic(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	create := s.adm.CreateTopics
 	if req.ValidateOnly {
 		create = s.adm.ValidateCreateTopics
@@ -398,6 +410,10 @@ func (s *Server) deleteTopic(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "topic")
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	resps, err := s.adm.DeleteTopics(ctx, name)
 	if err != nil {
 		fail(w, kafkaError(err, ""))
@@ -449,6 +465,10 @@ func (s *Server) alterTopicConfigs(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	// IncrementalAlterConfigs: only the named configs change (the older
 	// AlterConfigs would reset every config not given).
 	alter := s.adm.AlterTopicConfigs
@@ -508,6 +528,10 @@ func (s *Server) addPartitions(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	defer cancel()
+	if err := s.reachable(ctx); err != nil {
+		fail(w, err)
+		return
+	}
 	resps, err := s.adm.UpdatePartitions(ctx, *req.Count, topic)
 	if err != nil {
 		fail(w, kafkaError(err, ""))
