@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
 	"github.com/fjordhq/fjord/broker/config"
@@ -156,6 +157,9 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 		ln.Close()
 		return nil, err
 	}
+	ready := api.NewChecks("ready", "not ready")
+	ready.Add("connect", herderReady(cw.herder))
+	r.Get("/readyz", ready.ServeHTTP)
 	clientOpts, err := wc.ClientOpts(log)
 	if err != nil {
 		ln.Close()

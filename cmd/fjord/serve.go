@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/broker"
+	"github.com/fjordhq/fjord/connect/herder"
 )
 
 // component is something that runs beside the broker in one process (the
@@ -102,6 +104,9 @@ func runBroker(cfg broker.Config, httpAddr string, components []component, banne
 			}
 			return nil
 		})
+		// /readyz: unfenced, metadata loaded, and in the ISR of every
+		// partition it follows — what a rolling restart waits for.
+		h.AddReadyCheck("broker", b.ReadyError)
 		go func() { errc <- h.Serve() }()
 	}
 	banner(b, h)
@@ -126,4 +131,28 @@ func runBroker(cfg broker.Config, httpAddr string, components []component, banne
 	}
 	slog.Info("stopped cleanly")
 	return serveErr
+}
+
+// herderReady is the /readyz check of a distributed Connect worker: its
+// herder answers a request, which it does only once it has joined the
+// worker group and read the config topic to its end (Kafka's GET /health
+// asks the herder the same way). A config change waiting for its
+// rebalance (409) counts as ready: the worker serves meanwhile.
+func herderReady(h interface {
+	Connectors(ctx context.Context) ([]string, error)
+}) api.Check {
+	return func() error {
+		// Probes time out after a second or two (Kubernetes: 1 s).
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := h.Connectors(ctx)
+		var he *herder.Error
+		switch {
+		case err == nil, errors.As(err, &he) && he.Code == http.StatusConflict:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded):
+			return errors.New("the Connect worker has not joined its group and read the config topic yet")
+		}
+		return fmt.Errorf("the Connect worker is not ready: %w", err)
+	}
 }
