@@ -19,7 +19,7 @@ export function shortClass(cls) {
 export function noWorker() {
   return h('div', { class: 'empty-state', id: 'no-connect-worker' },
     h('p', {}, 'No Connect worker runs on this node.'),
-    h('p', { class: 'muted' }, 'Open the console of a node started with `fjord dev` or `fjord connect` to manage connectors.'));
+    h('p', { class: 'muted' }, 'Open the console of a node started with ', h('code', {}, 'fjord dev'), ' or ', h('code', {}, 'fjord connect'), ' to manage connectors.'));
 }
 
 // taskSummary renders tasks as "n running / m", with the failed ones
@@ -191,9 +191,9 @@ export async function renderNew(main, params) {
   const summary = h('div', { id: 'connector-validation', class: 'muted' });
   const fieldsBox = h('div', { id: 'connector-fields' });
   formPane.append(
-    h('div', { class: 'form-grid' },
-      h('div', { class: 'field' }, h('label', { for: 'connector-plugin' }, 'Connector plugin'), pluginSel),
-      h('div', { class: 'field' }, h('label', { for: 'connector-name' }, 'Name'), nameInput,
+    h('div', { class: 'connector-head-grid' },
+      h('div', { class: 'cfg-field' }, h('label', { for: 'connector-plugin' }, 'Connector plugin'), pluginSel),
+      h('div', { class: 'cfg-field' }, h('label', { for: 'connector-name' }, 'Name'), nameInput,
         h('div', { class: 'field-error', 'data-error-for': 'name' }))),
     summary, fieldsBox);
 
@@ -299,7 +299,7 @@ export async function renderNew(main, params) {
       def.required ? h('span', { class: 'required', title: 'required' }, ' *') : null,
       def.display_name && def.display_name !== def.name ? h('code', { class: 'key-name' }, def.name) : null);
     const doc = def.documentation ? h('div', { class: 'field-doc' }, def.documentation) : null;
-    const wrap = h('div', { class: 'field', 'data-key': def.name, 'data-order': index }, label, input, datalist, error, doc);
+    const wrap = h('div', { class: 'cfg-field', 'data-key': def.name, 'data-order': index }, label, input, datalist, error, doc);
     const f = { def, input, wrap, datalist, error };
     fields.set(def.name, f);
     bind(f);
@@ -308,7 +308,7 @@ export async function renderNew(main, params) {
     // Required keys first, then the connector's order in its group.
     const rank = (d, i) => [d.required ? 0 : 1, d.order_in_group >= 0 ? d.order_in_group : 1e6 + i];
     const mine = rank(def, index);
-    const after = [...box.querySelectorAll(':scope > .field')].find((el) => {
+    const after = [...box.querySelectorAll(':scope > .cfg-field')].find((el) => {
       const o = fields.get(el.dataset.key);
       const r = rank(o.def, Number(el.dataset.order));
       return r[0] > mine[0] || (r[0] === mine[0] && r[1] > mine[1]);
@@ -358,6 +358,21 @@ export async function renderNew(main, params) {
   const schedule = debounce(runValidate, 300);
   nameInput.addEventListener('input', () => { touched.add('name'); schedule(); });
 
+  // Keys that name topics suggest the cluster's topics as you type.
+  const topicKeys = ['topics', 'topic', 'kafka.topic'];
+  const suggestTopics = async () => {
+    let topics;
+    try {
+      topics = (await get('/api/v1/topics')).map((x) => x.name);
+    } catch {
+      return; // only a suggestion
+    }
+    for (const k of topicKeys) {
+      const f = fields.get(k);
+      if (f && f.datalist && !f.datalist.children.length) f.datalist.replaceChildren(...topics.map((v) => h('option', { value: v })));
+    }
+  };
+
   const loadPlugin = async () => {
     schedule.cancel();
     fields = new Map();
@@ -387,6 +402,7 @@ export async function renderNew(main, params) {
     // The first validate adds the runtime's keys (tasks.max, converters,
     // topics for sinks, ...) that the plugin's ConfigDef does not list.
     await runValidate();
+    suggestTopics();
   };
   pluginSel.addEventListener('change', loadPlugin);
 
@@ -568,9 +584,9 @@ export function renderConnector(main, params) {
 
   main.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/connectors' }, 'Connectors'), ' / '),
-    h('div', { class: 'page-head' }, h('h1', {}, name), stateSlot),
+    h('div', { class: 'page-head' }, h('div', { class: 'title-with-state' }, h('h1', {}, name), stateSlot)),
     meta, traceSlot,
-    h('div', { class: 'row actions' }, Object.values(buttons)),
+    h('div', { class: 'row connector-actions' }, Object.values(buttons)),
     message,
     h('h2', {}, 'Tasks'), tasksBox,
     h('h2', {}, 'Configuration'), configBox,
@@ -608,7 +624,19 @@ export function renderConnector(main, params) {
     try {
       st = await get(path + '/status');
     } catch (e) {
-      if (e.status === 404 && /not found/i.test(e.message)) {
+      // A 404 without Connect's JSON error body: no worker serves here.
+      if (e.status === 404 && (!e.body || typeof e.body !== 'object')) {
+        main.replaceChildren(h('h1', {}, name), noWorker());
+        stop();
+        return;
+      }
+      if (e.status === 404) {
+        // A connector just created has a config before its first status.
+        const exists = await get(path).then(() => true, () => false);
+        if (exists) {
+          stateSlot.replaceChildren(h('span', { id: 'connector-state', class: 'badge' }, 'UNASSIGNED'));
+          return;
+        }
         main.replaceChildren(h('h1', {}, name), errorBox(e), h('p', {}, h('a', { href: '#/connectors' }, 'Back to the connectors')));
         stop();
         return;
@@ -635,7 +663,7 @@ export function renderConnector(main, params) {
     const keys = Object.keys(config).sort();
     configBox.replaceChildren(
       h('div', { class: 'row' }, h('button', { id: 'connector-config-edit', type: 'button', onclick: () => editConfig(config) }, 'Edit as JSON')),
-      h('table', { id: 'connector-config-view', class: 'kv' },
+      h('table', { id: 'connector-config-view', class: 'config-kv' },
         h('tbody', {}, keys.map((k) => h('tr', {}, h('td', {}, h('code', {}, k)), h('td', { class: 'config-value' }, config[k]))))));
   };
 

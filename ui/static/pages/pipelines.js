@@ -37,14 +37,18 @@ function hopLink(hop) {
 }
 
 function hopBox(hop) {
-  const records = h('div', { class: 'hop-lag-records' }, known(hop.lag_records) ? `${fmtNum(hop.lag_records)} records behind` : '–');
+  // Hops without a figure (a topic, a source without an upstream) keep the
+  // elements, empty, so every hop has the same shape.
+  const records = h('div', { class: 'hop-lag-records' + (known(hop.lag_records) ? '' : ' na') }, known(hop.lag_records) ? `${fmtNum(hop.lag_records)} records behind` : '–');
   if (known(hop.lag_records)) records.dataset.value = hop.lag_records;
-  const seconds = h('div', { class: 'hop-lag-seconds' }, !known(hop.lag_seconds) ? '–' : hop.lag_seconds === 0 ? 'caught up' : `${fmtMs(Math.round(hop.lag_seconds * 1000))} behind`);
+  const seconds = h('div', { class: 'hop-lag-seconds' + (known(hop.lag_seconds) ? '' : ' na') }, !known(hop.lag_seconds) ? '–' : hop.lag_seconds === 0 ? 'caught up' : `${fmtMs(Math.round(hop.lag_seconds * 1000))} behind`);
   if (known(hop.lag_seconds)) seconds.dataset.value = hop.lag_seconds;
   const bytes = hop.kind === 'postgres' || known(hop.lag_bytes)
     ? h('div', { class: 'hop-lag-bytes', 'data-value': known(hop.lag_bytes) ? hop.lag_bytes : null }, known(hop.lag_bytes) ? `${fmtBytes(hop.lag_bytes)} of WAL` : '–')
     : null;
-  return h('div', { class: 'hop ' + lagLevel(hop), 'data-kind': hop.kind, 'data-name': hop.name },
+  // The hop's state is the connector's; a failed task shows in the detail.
+  const failed = hop.state === 'FAILED' || /\bFAILED\b/.test(hop.detail || '');
+  return h('div', { class: 'hop ' + lagLevel(hop) + (failed ? ' hop-failed' : ''), 'data-kind': hop.kind, 'data-name': hop.name },
     h('div', { class: 'hop-kind' }, kindLabel[hop.kind] || hop.kind),
     h('div', { class: 'hop-name', title: hop.name }, hopLink(hop)),
     hop.state ? h('div', { class: 'hop-state' }, stateBadge(hop.state)) : null,
