@@ -416,6 +416,8 @@ func (s *Server) clusterTopicsIfNeeded(ctx context.Context, sinks []*sinkPlan) [
 	if !slices.ContainsFunc(sinks, func(k *sinkPlan) bool { return k.match.re != nil }) {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, clusterWait)
+	defer cancel()
 	td, err := s.adm.ListTopics(ctx)
 	if err != nil {
 		s.log.Debug("pipelines: listing topics for topics.regex sinks", "err", err)

@@ -17,6 +17,11 @@ import (
 // age of the oldest of them — the timestamp of the first uncommitted
 // record of each partition, read with a short-lived direct consumer.
 
+// clusterWait bounds each offset lookup of the view: with the cluster
+// unreachable, franz-go's retries would otherwise hold the request for
+// its whole timeout, and the view answers with null lags instead.
+const clusterWait = 5 * time.Second
+
 // firstRecordWait bounds reading the first uncommitted records: a
 // partition whose leader is slow to answer leaves lag_seconds to the
 // others, or null.
@@ -32,16 +37,18 @@ func (s *Server) listTopicOffsets(ctx context.Context, topics []string) topicOff
 	if len(topics) == 0 {
 		return topicOffsets{}
 	}
+	ctx, cancel := context.WithTimeout(ctx, clusterWait)
+	defer cancel()
 	var o topicOffsets
 	// Partial answers (*kadm.ShardErrors) still hold what the reachable
 	// brokers answered; partitions missing from them show as unknown.
 	ends, err := s.adm.ListEndOffsets(ctx, topics...)
 	if len(ends) == 0 && err != nil {
-		return topicOffsets{err: fmt.Errorf("listing end offsets: %w", err)}
+		return topicOffsets{err: fmt.Errorf("could not list the end offsets (is the Kafka cluster reachable?): %w", err)}
 	}
 	starts, err := s.adm.ListStartOffsets(ctx, topics...)
 	if len(starts) == 0 && err != nil {
-		return topicOffsets{err: fmt.Errorf("listing start offsets: %w", err)}
+		return topicOffsets{err: fmt.Errorf("could not list the start offsets (is the Kafka cluster reachable?): %w", err)}
 	}
 	o.starts, o.ends = starts, ends
 	return o
@@ -112,7 +119,9 @@ func (s *Server) sinkLags(ctx context.Context, group string, topics []string, of
 	if offs.err != nil {
 		return unknown(offs.err.Error())
 	}
-	committed, err := s.adm.FetchOffsets(ctx, group)
+	fctx, cancel := context.WithTimeout(ctx, clusterWait)
+	committed, err := s.adm.FetchOffsets(fctx, group)
+	cancel()
 	if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 		return unknown(fmt.Sprintf("could not read the committed offsets of group %s: %v", group, err))
 	}

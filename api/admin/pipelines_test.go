@@ -218,3 +218,34 @@ func TestPipelinesWithoutWorker(t *testing.T) {
 		t.Fatalf("GET /mirror: %d %+v, want available false and []", code, m)
 	}
 }
+
+// TestPipelinesClusterDown: with the broker gone the view still answers
+// within its bounds, the sink hop's lags null and saying why.
+func TestPipelinesClusterDown(t *testing.T) {
+	testkit.SkipShort(t, "a Connect worker losing its broker")
+	b := testkit.StartBroker(t, nil)
+	if _, err := testkit.Admin(t, b.Addr).CreateTopics(testkit.Context(t, 10*time.Second), 1, 1, nil, "events"); err != nil {
+		t.Fatal(err)
+	}
+	cxProduce(t, b.Addr, "events", "a", "b")
+	w := cxStartWorker(t, b.Addr, cxStringConverter, nil)
+	api := cxStartAPI(t, Options{ClientOpts: cxSeeds(b.Addr), Herder: w.h})
+	w.create(t, map[string]string{"name": "out", "connector.class": "FileStreamSink", "file": filepath.Join(t.TempDir(), "out.txt"), "topics": "events"})
+	testkit.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		p, _ := findPipeline(api.pipelines(t), "out")
+		if len(p.Hops) != 2 || p.Hops[1].LagRecords == nil || *p.Hops[1].LagRecords != 0 {
+			return fmt.Errorf("pipeline out: %v", p.Hops)
+		}
+		return nil
+	})
+	b.Close()
+	start := time.Now()
+	p, _ := findPipeline(api.pipelines(t), "out")
+	took := time.Since(start)
+	if len(p.Hops) != 2 || p.Hops[1].LagRecords != nil || p.Hops[1].LagSeconds != nil || p.Hops[0].Detail == "" || !strings.Contains(p.Hops[1].Detail, "could not list the end offsets") {
+		t.Fatalf("pipeline out with the broker down: %v", p.Hops)
+	}
+	if took > 3*clusterWait {
+		t.Errorf("the view took %s with the broker down", took)
+	}
+}
