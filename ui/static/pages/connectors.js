@@ -317,12 +317,10 @@ export async function renderNew(main, params) {
   };
 
   const showResult = (result) => {
-    let shownElsewhere = [];
-    const seen = new Set();
+    const shownElsewhere = [];
     let i = fields.size;
     for (const c of result.configs || []) {
       const key = c.value.name;
-      seen.add(key);
       // Keys a value brings along (transforms.<alias>.type, ...) appear here.
       if (!fields.has(key) && !ownKeys.has(key) && c.definition) addField(c.definition, c.value.recommended_values, i++);
       const errs = c.value.errors || [];
@@ -535,6 +533,7 @@ export function renderConnector(main, params) {
   const path = '/connectors/' + enc(name);
   let state = null;
   let connectorClass = null;
+  let lastStatus = null;
   let editing = false;
 
   const stateSlot = h('span', { class: 'state-slot' }, h('span', { id: 'connector-state', class: 'badge' }, '…'));
@@ -619,6 +618,14 @@ export function renderConnector(main, params) {
         } }, 'Restart')))))));
   };
 
+  // The line under the name: type and worker from the status, the class
+  // from the config (whichever arrives first waits for the other).
+  const renderMeta = () => {
+    if (!lastStatus) return;
+    meta.replaceChildren(`${lastStatus.type || 'unknown'} connector · worker ${lastStatus.connector.worker_id || '–'}`,
+      connectorClass ? ` · ${connectorClass}` : '');
+  };
+
   const refresh = async () => {
     let st;
     try {
@@ -649,8 +656,8 @@ export function renderConnector(main, params) {
     const badge = stateBadge(state);
     badge.id = 'connector-state';
     stateSlot.replaceChildren(badge);
-    meta.replaceChildren(`${st.type || 'unknown'} connector · worker ${st.connector.worker_id || '–'}`,
-      connectorClass ? ` · ${connectorClass}` : '');
+    lastStatus = st;
+    renderMeta();
     traceSlot.replaceChildren(state === 'FAILED' && st.connector.trace ? traceBlock(st.connector.trace, true) : '');
     buttons.pause.disabled = state === 'PAUSED' || state === 'STOPPED';
     buttons.resume.disabled = state === 'RUNNING';
@@ -711,6 +718,7 @@ export function renderConnector(main, params) {
     try {
       const config = await get(path + '/config');
       connectorClass = config['connector.class'] || null;
+      renderMeta();
       if (!editing) renderConfigView(config);
     } catch (e) {
       if (!editing) configBox.replaceChildren(errorBox(e));
