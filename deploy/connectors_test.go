@@ -136,7 +136,7 @@ func pointAt(t *testing.T, cfg map[string]string, pg *testkit.Postgres, s3 *test
 // image does: psql with ON_ERROR_STOP against POSTGRES_DB.
 func runInitScript(t *testing.T, pg *testkit.Postgres, db, rel string) {
 	t.Helper()
-	abs, err := filepath.Abs(path(rel))
+	abs, err := filepath.Abs(repoPath(rel))
 	if err != nil {
 		t.Fatal(err)
 	}

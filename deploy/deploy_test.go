@@ -29,12 +29,12 @@ import (
 	_ "github.com/fjordhq/fjord/connect/plugins/all"
 )
 
-// path is a file of the repository, from this package's directory.
-func path(rel string) string { return filepath.Join("..", filepath.FromSlash(rel)) }
+// repoPath is a file of the repository, from this package's directory.
+func repoPath(rel string) string { return filepath.Join("..", filepath.FromSlash(rel)) }
 
 func readFile(t *testing.T, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(path(rel))
+	b, err := os.ReadFile(repoPath(rel))
 	if err != nil {
 		t.Fatal(err)
 	}
