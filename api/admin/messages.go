@@ -56,14 +56,13 @@ type messagesPage struct {
 
 // readQuery is GET /topics/{topic}/messages's parsed query.
 type readQuery struct {
-	partition  int32 // -1: all
-	from       string
-	offset     int64
-	timestamp  int64
-	limit      int
-	keyFormat  string
-	valFormat  string
-	fromLatest bool
+	partition int32 // -1: all
+	from      string
+	offset    int64
+	timestamp int64
+	limit     int
+	keyFormat string
+	valFormat string
 }
 
 func parseReadQuery(r *http.Request) (readQuery, error) {
@@ -106,7 +105,6 @@ func parseReadQuery(r *http.Request) (readQuery, error) {
 	if rq.from == "" {
 		rq.from = "latest"
 	}
-	rq.fromLatest = rq.from == "latest"
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxMessageLimit {
@@ -222,7 +220,7 @@ func (s *Server) readMessages(w http.ResponseWriter, r *http.Request) {
 		return a.Offset < b.Offset
 	})
 	if len(recs) > rq.limit {
-		if rq.fromLatest {
+		if rq.from == "latest" {
 			recs = recs[len(recs)-rq.limit:]
 		} else {
 			recs = recs[:rq.limit]
