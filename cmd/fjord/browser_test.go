@@ -28,6 +28,9 @@ const browserStepTimeout = 30 * time.Second
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("FJORD_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("FJORD_CHROMIUM=%s: %v", p, err)
+		}
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -46,13 +49,14 @@ type browser struct {
 	base string // http://host:port
 }
 
-// newBrowser starts headless Chromium (1366×900) and opens base+/ui/.
+// newBrowser starts headless Chromium (1366×900, found by chromiumPath)
+// and opens base+/ui/.
 // When the test fails, a full-page screenshot and the page's HTML are
 // saved to the artifacts dir (see artifactsDir) and their paths logged.
-func newBrowser(t *testing.T, base string) *browser {
+func newBrowser(t *testing.T, chromium, base string) *browser {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(chromium),
 		chromedp.Headless,
 		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox cannot start
 		chromedp.DisableGPU,

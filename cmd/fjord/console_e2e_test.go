@@ -28,12 +28,13 @@ import (
 // artifacts dir.
 func TestConsoleEndToEnd(t *testing.T) {
 	testkit.SkipShort(t, "console browser test")
+	chromium := chromiumPath(t) // before anything starts: a missing browser fails at once
 	start := time.Now()
 	dev := testkit.StartDevProcess(t, t.TempDir())
 	dev.WaitServing(t, 60*time.Second, "")
 	base := "http://" + dev.HTTPAddr
 	waitConnectREST(t, base)
-	b := newBrowser(t, base)
+	b := newBrowser(t, chromium, base)
 
 	const topic = "e2e-orders"
 	// Each step builds on the one before: stop at the first failure, so
