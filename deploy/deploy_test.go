@@ -164,12 +164,8 @@ func brokerProblems(props map[string]string) (broker.Config, []string) {
 // ParseWorkerConfig, like Kafka, ignores keys it does not know.
 func workerProblems(props map[string]string) (*runtime.WorkerConfig, []string) {
 	var problems []string
-	def := runtime.WorkerConfigDef(runtime.Distributed)
 	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if def.Key(k) != nil {
-			continue
-		}
-		if p := converterKeyProblem(props, k); p != "" {
+		if p := workerKeyProblem(props, k); p != "" {
 			problems = append(problems, p)
 		}
 	}
@@ -178,6 +174,14 @@ func workerProblems(props map[string]string) (*runtime.WorkerConfig, []string) {
 		problems = append(problems, err.Error())
 	}
 	return wc, problems
+}
+
+// workerKeyProblem is why k is not a distributed worker key ("" if it is).
+func workerKeyProblem(props map[string]string, k string) string {
+	if runtime.WorkerConfigDef(runtime.Distributed).Key(k) != nil {
+		return ""
+	}
+	return converterKeyProblem(props, k)
 }
 
 // converterKeyProblem checks a key under key.converter., value.converter.
@@ -212,9 +216,21 @@ func converterKeyProblem(props map[string]string, k string) string {
 // The connectors' Validate connects to their systems: the caller points
 // the connection keys at real ones.
 func connectorProblems(w *runtime.WorkerConfig, cfg map[string]string) []string {
+	problems, defined := validateConnector(w, cfg)
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		if p := undefinedKeyProblem(cfg, k, defined); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	return problems
+}
+
+// validateConnector returns the validation's errors and the keys it
+// has a definition for.
+func validateConnector(w *runtime.WorkerConfig, cfg map[string]string) ([]string, map[string]bool) {
 	v, err := runtime.ValidateConnectorConfig(w, cfg)
 	if err != nil {
-		return []string{err.Error()}
+		return []string{err.Error()}, nil
 	}
 	var problems []string
 	defined := map[string]bool{}
@@ -226,19 +242,18 @@ func connectorProblems(w *runtime.WorkerConfig, cfg map[string]string) []string 
 			defined[c.Key.Name] = true
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(cfg)) {
-		if defined[k] {
-			continue
-		}
-		if strings.HasPrefix(k, "topic.creation.") {
-			if p := topicCreationKeyProblem(cfg, k); p != "" {
-				problems = append(problems, p)
-			}
-			continue
-		}
-		problems = append(problems, fmt.Sprintf("%s: no definition for this key in %s, the runtime, its converters or transformations (a typo?)", k, cfg["connector.class"]))
+	return problems, defined
+}
+
+// undefinedKeyProblem is why k has no meaning in cfg ("" if defined).
+func undefinedKeyProblem(cfg map[string]string, k string, defined map[string]bool) string {
+	switch {
+	case defined[k]:
+		return ""
+	case strings.HasPrefix(k, "topic.creation."):
+		return topicCreationKeyProblem(cfg, k)
 	}
-	return problems
+	return fmt.Sprintf("%s: no definition for this key in %s, the runtime, its converters or transformations (a typo?)", k, cfg["connector.class"])
 }
 
 // topicCreationKeyProblem checks a source connector's KIP-158 key
