@@ -38,9 +38,18 @@ function niceStep(raw, integer) {
 }
 
 // yTicks covers [lo, hi] with about n round ticks.
-function yTicks(lo, hi, n, integer) {
+// binary (byte values) makes the steps round in KiB, MiB, ... instead.
+function yTicks(lo, hi, n, integer, binary) {
   if (hi === lo) { hi = lo + 1; }
-  const step = niceStep((hi - lo) / n, integer);
+  let step;
+  if (binary) {
+    // Steps of 1, 2, 2.5, 5 × 10^k of the largest value's unit.
+    const top = Math.max(Math.abs(lo), Math.abs(hi));
+    const unit = top >= 1024 ? Math.pow(1024, Math.floor(Math.log(top) / Math.log(1024))) : 1;
+    step = niceStep((hi - lo) / n / unit, unit === 1) * unit;
+  } else {
+    step = niceStep((hi - lo) / n, integer);
+  }
   const start = Math.floor(lo / step) * step;
   const ticks = [];
   for (let v = start; v <= hi + step * 1e-9; v += step) ticks.push(+v.toPrecision(12));
@@ -90,6 +99,7 @@ function defaultFormat(v) {
 // {name, points: [[t_ms, value], ...]} (points sorted by time; null
 // values leave a gap). opts: {title, yFormat(v) → string, height (px,
 // default 180), integer (whole-number y ticks, for counts such as lag),
+// binary (ticks round in KiB/MiB, for byte values),
 // empty (the text shown without data)}. The element has update(series)
 // to redraw with new data.
 export function lineChart(series, opts) {
@@ -162,7 +172,7 @@ export function lineChart(series, opts) {
     if (t1 === t0) { t0 -= 30e3; t1 += 30e3; }
     lo = Math.min(lo, 0); // rates and lag read best from zero
     if (hi <= lo) hi = lo + 1;
-    const yt = yTicks(lo, hi, 4, opts.integer);
+    const yt = yTicks(lo, hi, 4, opts.integer, opts.binary);
     lo = yt[0];
     hi = yt[yt.length - 1];
     const X = (t) => left + ((t - t0) / (t1 - t0)) * pw;

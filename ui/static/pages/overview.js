@@ -12,7 +12,7 @@ const TOP_GROUPS = 6;
 export function render(main) {
   const err = slot();
   const cards = slot({ class: 'cards' });
-  const bytesChart = lineChart([], { title: 'Bytes per second', yFormat: (v) => fmtBytes(v) + '/s', integer: true });
+  const bytesChart = lineChart([], { title: 'Bytes per second', yFormat: (v) => fmtBytes(v) + '/s', binary: true });
   const msgChart = lineChart([], { title: 'Messages in per second', yFormat: fmtRate });
   const lagChart = lineChart([], { title: 'Consumer lag (most lagging groups)', yFormat: fmtShort, integer: true, empty: 'No consumer groups with committed offsets yet' });
   const histErr = slot();
