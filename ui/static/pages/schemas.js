@@ -23,7 +23,8 @@ export async function renderList(main, params) {
   if (!data.available) {
     head.set(h('div', { class: 'panel empty-state', id: 'schemas-unavailable' },
       h('p', {}, h('strong', {}, 'No schema registry on this node.')),
-      h('p', { class: 'muted' }, '`fjord dev` serves one at /schema-registry; a broker or Connect worker shows subjects when it is configured with a registry URL.')));
+      data.detail ? h('p', {}, data.detail) : null,
+      h('p', { class: 'muted' }, h('code', {}, 'fjord dev'), ' serves one at /schema-registry; a broker or Connect worker lists subjects when it is configured with a registry URL.')));
     return;
   }
   const subjects = (data.subjects || []).slice().sort((a, b) => a.subject.localeCompare(b.subject));
