@@ -76,6 +76,20 @@ window.addEventListener('hashchange', route);
 if (document.readyState === 'loading') window.addEventListener('DOMContentLoaded', route);
 else queueMicrotask(route);
 
+// The header names the cluster this node belongs to, so an operator with
+// several consoles open knows which one this is.
+async function showCluster() {
+  const el = document.getElementById('cluster-name');
+  try {
+    const c = await get('/api/v1/cluster');
+    const n = (c.brokers || []).length;
+    el.textContent = 'cluster ' + c.cluster_id + ' · ' + n + (n === 1 ? ' broker' : ' brokers') + ' · served by ' + location.host;
+  } catch (e) {
+    el.textContent = location.host + ' (cluster unreachable)';
+  }
+}
+queueMicrotask(showCluster);
+
 // ---- API ----------------------------------------------------------------
 
 // ApiError carries the HTTP status and the {"error_code","message"} body.
