@@ -157,6 +157,31 @@ func TestComposeTopologyRuns(t *testing.T) {
 		return fmt.Errorf("no .snappy.parquet object under s3://%s/topics/inv.public.orders/ yet (%d objects)", bucket, len(out.Contents))
 	})
 
+	// Every metric docs/operations.md names is served by a node or a
+	// worker of this topology (counters with labels appear once counted:
+	// the jobs above have counted them).
+	exposed := map[string]bool{}
+	for _, u := range []string{"http://" + addrs[brokerServices[0]] + ":8080/metrics", "http://" + addrs[brokerServices[1]] + ":8080/metrics",
+		"http://" + addrs[brokerServices[2]] + ":8080/metrics", rest + "/metrics", "http://" + addrs[connectServices[1]] + ":8083/metrics"} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for line := range strings.Lines(string(b)) {
+			if name, _, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(name, "#") {
+				name, _, _ = strings.Cut(name, "{")
+				exposed[name] = true
+			}
+		}
+	}
+	for _, m := range docMetricNames(t) {
+		if !exposed[m] && !exposed[m+"_bucket"] {
+			t.Errorf("%s names metric %s, which no node or worker serves", opsDoc, m)
+		}
+	}
+
 	// The cluster is whole: three brokers, nothing under-replicated (the
 	// CDC topic and Connect's topics are replicated 3 times).
 	out, err := exec.Command(bin, "cluster", "describe", "-o", "json", "-b", addrs[brokerServices[0]]+":9092").CombinedOutput()
