@@ -66,6 +66,6 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "server.properties file (Kafka property names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "override a property: key=value (repeatable)")
-	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "also serve /healthz and /metrics on this address")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "also serve HTTP on this address: /healthz, /readyz, /metrics, the admin API (/api/v1) and the console (/ui/)")
 	addCommand(cmd)
 }

@@ -151,6 +151,7 @@ func devConnectWorker() component {
 			cw.close()
 			return nil, err
 		}
+		h.AddReadyCheck("connect", herderReady(cw.herder))
 		return func() { stopConsole(); cw.close() }, nil
 	}}
 }
