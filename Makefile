@@ -19,7 +19,7 @@ TEST_DEBS := postgresql-15 kcat python3-kafka python3-confluent-kafka python3-sn
 TEST_PIPS := pyarrow fastavro cramjam
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build run test test-short bench deps s3-server vet fmt fuzz clean
+.PHONY: all build run test test-short bench deps s3-server vet fmt fuzz clean docker compose-up deploy-check
 
 all: build
 
@@ -69,6 +69,17 @@ bench: build s3-server
 FUZZTIME ?= 30s
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
+
+# docker builds the image (needs a container engine; not used by the tests,
+# which check the deploy/ files statically: make deploy-check).
+docker:
+	docker build -t fjord:latest .
+
+compose-up:
+	docker compose -f deploy/compose/compose.yaml up -d --build
+
+deploy-check:
+	$(GO) test ./deploy/...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
