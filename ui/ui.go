@@ -1,8 +1,8 @@
 // Package ui is Fjord's web console: plain HTML, CSS and JavaScript
 // modules (no build step, nothing fetched from the internet), embedded in
 // the binary and served at /ui by every node that serves HTTP. It reads
-// only the admin API (/api/v1), Kafka Connect's REST API and /openapi.json,
-// so everything it shows or does a script can do too.
+// only the admin API (/api/v1) and Kafka Connect's REST API, both in the
+// /openapi.json document, so everything it shows or does a script can do too.
 package ui
 
 import (

@@ -98,7 +98,7 @@ func MergeOpenAPI(docs ...[]byte) ([]byte, error) {
 		"version": "1",
 		"description": "Kafka Connect's REST API (as of Kafka 4.4) and Fjord's admin API under /api/v1 (cluster, brokers, topics, " +
 			"messages, consumer groups, schemas, pipelines, mirror, history). Errors are {\"error_code\": <HTTP status>, \"message\": ...}. " +
-			"The web console at /ui uses only these operations and the schema registry's Confluent API.",
+			"The web console at /ui uses only these operations.",
 	}
 	out["paths"] = paths
 	comps := map[string]any{}
