@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/fjordhq/fjord/internal/testkit"
@@ -47,6 +51,29 @@ type browser struct {
 	t    *testing.T
 	ctx  context.Context
 	base string // http://host:port
+	reqs *requestLog
+}
+
+// requestLog records the HTTP requests the console's pages make.
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string // "METHOD /path"
+}
+
+func (l *requestLog) add(method, rawURL string) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return // data: URLs (the favicon) are no requests to the node
+	}
+	l.mu.Lock()
+	l.seen = append(l.seen, method+" "+u.EscapedPath())
+	l.mu.Unlock()
+}
+
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.seen)
 }
 
 // newBrowser starts headless Chromium (1366×900, found by chromiumPath)
@@ -68,7 +95,16 @@ func newBrowser(t *testing.T, chromium, base string) *browser {
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, base: base}
+	b := &browser{t: t, ctx: ctx, base: base, reqs: &requestLog{}}
+	// Every request the pages make is recorded (Listen's callback must
+	// return fast: it only appends under a lock).
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			b.reqs.add(e.Request.Method, e.Request.URL)
+		}
+	}); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
 	// The first Run starts the browser; its context must not time out
 	// (that would stop the browser), so the navigation is bounded by a
 	// watchdog instead.

@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/api/admin"
 
 	"github.com/fjordhq/fjord/internal/testkit"
 )
@@ -53,7 +57,49 @@ func TestConsoleEndToEnd(t *testing.T) {
 			return
 		}
 	}
+	consoleUsedOnlyDocumentedAPIs(t, b.reqs.all())
 	t.Logf("console end-to-end took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// consoleUsedOnlyDocumentedAPIs checks the rule that the console does
+// nothing a script cannot: every request its pages made during the test,
+// other than its own files under /ui/, is an operation of the OpenAPI
+// document the node serves.
+func consoleUsedOnlyDocumentedAPIs(t *testing.T, requests []string) {
+	t.Helper()
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(admin.OpenAPI(), &doc); err != nil {
+		t.Fatalf("OpenAPI document: %v", err)
+	}
+	type op struct {
+		method string
+		path   *regexp.Regexp
+	}
+	var ops []op
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for p, methods := range doc.Paths {
+		const slot = "\x00"
+		re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(param.ReplaceAllString(p, slot)), slot, "[^/]+") + "$")
+		for m := range methods {
+			ops = append(ops, op{strings.ToUpper(m), re})
+		}
+	}
+	apiCalls := 0
+	for _, r := range requests {
+		method, path, _ := strings.Cut(r, " ")
+		if path == "/ui" || strings.HasPrefix(path, "/ui/") {
+			continue
+		}
+		apiCalls++
+		if !slices.ContainsFunc(ops, func(o op) bool { return o.method == method && o.path.MatchString(path) }) {
+			t.Errorf("the console called %s, which the OpenAPI document does not describe", r)
+		}
+	}
+	if apiCalls < 10 {
+		t.Errorf("only %d API calls recorded from the console; is the request log working?", apiCalls)
+	}
 }
 
 // with is the browser reporting to a subtest (which fails the parent).
