@@ -116,9 +116,16 @@ export function fromLocalInput(v) {
 }
 
 // dataPreview is one line of a decoded key or value (the API's Data).
+// A JsonConverter envelope ({"schema": ..., "payload": ...}) previews its
+// payload, the part people look for; the whole record shows both.
 export function dataPreview(d, max) {
   if (d === null || d === undefined) return null;
-  let s = (d.format === 'json' || d.format === 'avro') ? JSON.stringify(d.value) : String(d.value ?? '');
+  let v = d.value;
+  if (d.format === 'json' && v && typeof v === 'object' && !Array.isArray(v) &&
+      Object.keys(v).length === 2 && 'schema' in v && 'payload' in v) {
+    v = v.payload;
+  }
+  let s = (d.format === 'json' || d.format === 'avro') ? JSON.stringify(v) : String(v ?? '');
   max = max || 300;
   if (s.length > max) s = s.slice(0, max) + '…';
   return s;
