@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
 	"github.com/fjordhq/fjord/connect/herder"
@@ -255,6 +256,10 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,
 		OpenAPIDocument:            admin.OpenAPI(),
 	})
+	// /readyz as fjord connect serves it: ready once the herder answers.
+	ready := api.NewChecks("ready", "not ready")
+	ready.Add("connect", herderReady(sw.herder))
+	r.Get("/readyz", ready.ServeHTTP)
 	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: sw.herder, Gatherer: reg, Logger: log.With("component", "admin")}, false)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,18 @@ topic=connect-test
 		return nil
 	})
 	awaitLines(t, out, 1000)
+	// A standalone worker is ready (for a load balancer or a probe) once
+	// its herder answers; the console is served beside the REST API.
+	for _, path := range []string{"/readyz", "/ui/", "/api/v1/topics"} {
+		resp, err := http.Get("http://" + rest + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d, want 200", path, resp.StatusCode)
+		}
+	}
 	var status struct {
 		Connector struct{ State string } `json:"connector"`
 		Tasks     []struct{ State string }
