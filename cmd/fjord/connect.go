@@ -166,7 +166,7 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 		cw.close()
 		return nil, err
 	}
-	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: cw.herder, Gatherer: reg, Logger: log.With("component", "admin")}, false)
+	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: cw.herder, RegistryURL: workerRegistryURL(wc), Gatherer: reg, Logger: log.With("component", "admin")}, false)
 	if err != nil {
 		ln.Close()
 		cw.close()

@@ -260,7 +260,7 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 	ready := api.NewChecks("ready", "not ready")
 	ready.Add("connect", herderReady(sw.herder))
 	r.Get("/readyz", ready.ServeHTTP)
-	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: sw.herder, Gatherer: reg, Logger: log.With("component", "admin")}, false)
+	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: sw.herder, RegistryURL: workerRegistryURL(wc), Gatherer: reg, Logger: log.With("component", "admin")}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/fjordhq/fjord/api/admin"
+	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/ui"
 )
 
@@ -30,4 +32,19 @@ func mountConsole(r chi.Router, opts admin.Options, serveOpenAPI bool) (func(), 
 		})
 	}
 	return srv.Close, nil
+}
+
+// workerRegistryURL is the schema registry a worker's converters use
+// (value.converter.schema.registry.url, else the key converter's; the
+// first of a comma-separated list), so the console on a worker decodes
+// Avro messages and lists subjects from the registry its connectors
+// write to. "" when the converters use none.
+func workerRegistryURL(wc *runtime.WorkerConfig) string {
+	for _, conv := range []string{"value.converter", "key.converter"} {
+		if u := wc.ConverterProps(conv)["schema.registry.url"]; strings.TrimSpace(u) != "" {
+			first, _, _ := strings.Cut(u, ",")
+			return strings.TrimRight(strings.TrimSpace(first), "/")
+		}
+	}
+	return ""
 }
