@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"net/http"
@@ -15,12 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connect/herder"
-	"github.com/fjordhq/fjord/connect/runtime"
-	"github.com/fjordhq/fjord/connect/storage"
 	_ "github.com/fjordhq/fjord/connectors/file"
 	_ "github.com/fjordhq/fjord/converters/header"
 	_ "github.com/fjordhq/fjord/converters/str"
 	"github.com/fjordhq/fjord/internal/testkit"
+	"github.com/fjordhq/fjord/internal/testkit/connectkit"
 )
 
 func TestClusterAndBrokers(t *testing.T) {
@@ -86,25 +84,10 @@ func TestClusterUnreachable(t *testing.T) {
 func kxStartWorker(t *testing.T, addr string) *herder.Standalone {
 	t.Helper()
 	const conv = "org.apache.kafka.connect.storage.StringConverter"
-	cfg, err := runtime.ParseWorkerConfig(map[string]string{
-		"bootstrap.servers": addr, "key.converter": conv, "value.converter": conv,
-		"offset.storage.file.filename": filepath.Join(t.TempDir(), "offsets"),
-	}, runtime.Standalone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	statuses := storage.NewMemoryStatusStore()
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "kx-worker", Offsets: storage.NewMemoryOffsetStore(), Topics: statuses})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "kx-worker"},
-		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType, Statuses: statuses, Topics: statuses})
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		w.Close(context.Background())
-	})
-	return h
+	return connectkit.Start(t, addr, connectkit.Options{
+		Props:         map[string]string{"key.converter": conv, "value.converter": conv},
+		TopicTracking: true,
+	}).H
 }
 
 func TestClusterConnect(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connect/herder"
-	"github.com/fjordhq/fjord/connect/runtime"
-	"github.com/fjordhq/fjord/connect/storage"
 	_ "github.com/fjordhq/fjord/connectors/file"
 	_ "github.com/fjordhq/fjord/connectors/postgres/cdc"
 	_ "github.com/fjordhq/fjord/converters/bytearray"
@@ -25,6 +22,7 @@ import (
 	_ "github.com/fjordhq/fjord/converters/json"
 	_ "github.com/fjordhq/fjord/converters/str"
 	"github.com/fjordhq/fjord/internal/testkit"
+	"github.com/fjordhq/fjord/internal/testkit/connectkit"
 	_ "github.com/fjordhq/fjord/mirror/checkpoint"
 	_ "github.com/fjordhq/fjord/mirror/heartbeat"
 	mirrorsource "github.com/fjordhq/fjord/mirror/source"
@@ -35,9 +33,10 @@ import (
 // driven by the standalone herder, wired as fjord connect-standalone
 // wires them, with topic tracking on) and the API on an httptest server.
 
-// cxWorker is a standalone Connect worker in the test process.
+// cxWorker is a standalone Connect worker in the test process, with
+// topic tracking on (connectkit's worker; h is its herder).
 type cxWorker struct {
-	w *runtime.Worker
+	*connectkit.Worker
 	h *herder.Standalone
 }
 
@@ -45,58 +44,16 @@ type cxWorker struct {
 // its key and value converter; it stops when t ends.
 func cxStartWorker(t *testing.T, addr, converter string, reg prometheus.Registerer) *cxWorker {
 	t.Helper()
-	props := map[string]string{
-		"bootstrap.servers": addr, "key.converter": converter, "value.converter": converter,
-		"offset.storage.file.filename": filepath.Join(t.TempDir(), "unused.offsets"),
-		"offset.flush.interval.ms":     "100",
-	}
-	cfg, err := runtime.ParseWorkerConfig(props, runtime.Standalone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	statuses := storage.NewMemoryStatusStore()
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: storage.NewMemoryOffsetStore(),
-		Topics: statuses, Registerer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083", TopicTracking: true},
-		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType,
-			Statuses: statuses, Topics: statuses})
-	t.Cleanup(func() {
-		h.Close(context.Background())
-		w.Close(context.Background())
+	w := connectkit.Start(t, addr, connectkit.Options{
+		Props:         map[string]string{"key.converter": converter, "value.converter": converter},
+		TopicTracking: true, Registerer: reg,
 	})
-	return &cxWorker{w: w, h: h}
+	return &cxWorker{Worker: w, h: w.H}
 }
 
-func (c *cxWorker) create(t *testing.T, config map[string]string) {
-	t.Helper()
-	if _, _, err := c.h.PutConnectorConfig(testkit.Context(t, 30*time.Second), config["name"], config, "", false); err != nil {
-		t.Fatalf("create connector %s: %v", config["name"], err)
-	}
-}
+func (c *cxWorker) create(t *testing.T, config map[string]string) { c.Create(t, config) }
 
-// failed returns the first FAILED connector or task with its trace.
-func (c *cxWorker) failed() error {
-	ctx := context.Background()
-	names, _ := c.h.Connectors(ctx)
-	for _, n := range names {
-		st, err := c.h.ConnectorStatus(ctx, n)
-		if err != nil {
-			continue
-		}
-		if st.Connector.State == herder.StateFailed {
-			return fmt.Errorf("connector %s failed: %s", n, st.Connector.Trace)
-		}
-		for _, ts := range st.Tasks {
-			if ts.State == herder.StateFailed {
-				return fmt.Errorf("task %s-%d failed: %s", n, ts.ID, ts.Trace)
-			}
-		}
-	}
-	return nil
-}
+func (c *cxWorker) failed() error { return c.Failed() }
 
 // cxAwaitState waits until the connector and all its tasks (at least
 // one) are in state.

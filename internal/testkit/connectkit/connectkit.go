@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
@@ -35,6 +37,12 @@ type Options struct {
 	// offset.storage.file.filename) so a second worker resumes; empty
 	// keeps them in memory.
 	OffsetsFile string
+	// TopicTracking keeps statuses and active topics in memory stores, so
+	// the herder answers status and /topics questions (the admin API's
+	// pipelines need them).
+	TopicTracking bool
+	// Registerer receives the worker's metrics (nil: none).
+	Registerer prometheus.Registerer
 }
 
 // Start starts a worker on the broker at addr; it stops when t ends.
@@ -62,12 +70,18 @@ func Start(t testing.TB, addr string, o Options) *Worker {
 		}
 		offsets = f
 	}
-	w, err := runtime.NewWorker(cfg, runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: offsets})
+	wo := runtime.WorkerOptions{WorkerID: "127.0.0.1:8083", Offsets: offsets, Registerer: o.Registerer}
+	deps := herder.StandaloneDeps{}
+	if o.TopicTracking {
+		statuses := storage.NewMemoryStatusStore()
+		wo.Topics, deps.Statuses, deps.Topics = statuses, statuses, statuses
+	}
+	w, err := runtime.NewWorker(cfg, wo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083"},
-		herder.StandaloneDeps{Worker: w, Offsets: w, Validate: w.ValidateConnectorConfig, ConnectorType: w.ConnectorType})
+	deps.Worker, deps.Offsets, deps.Validate, deps.ConnectorType = w, w, w.ValidateConnectorConfig, w.ConnectorType
+	h := herder.NewStandalone(herder.StandaloneConfig{WorkerID: "127.0.0.1:8083", TopicTracking: o.TopicTracking}, deps)
 	c := &Worker{W: w, H: h, offsets: offsets}
 	t.Cleanup(c.Close)
 	return c
