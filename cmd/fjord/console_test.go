@@ -11,7 +11,7 @@ import (
 func TestWorkerRegistryURL(t *testing.T) {
 	base := map[string]string{"bootstrap.servers": "127.0.0.1:9092", "group.id": "g",
 		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
-		"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
 		"value.converter": "io.confluent.connect.avro.AvroConverter"}
 	for _, tc := range []struct {
 		extra map[string]string
