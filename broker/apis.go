@@ -53,6 +53,10 @@ var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.AlterPartitionAssignments):  {Min: 0, Max: 1},
 	int16(kmsg.ListPartitionReassignments): {Min: 0, Max: 0},
 	int16(kmsg.UnregisterBroker):           {Min: 0, Max: 0},
+	// SASL: answered by broker/protocol, which owns a connection's
+	// authentication state (KIP-43, KIP-152).
+	int16(kmsg.SASLHandshake):    {Min: 0, Max: 1},
+	int16(kmsg.SASLAuthenticate): {Min: 0, Max: 2},
 }
 
 // advertisedVersions is what ApiVersions answers: apiVersions, with
