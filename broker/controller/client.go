@@ -149,6 +149,7 @@ var forwardable = map[kmsg.Key]bool{
 	kmsg.AlterConfigs: true, kmsg.IncrementalAlterConfigs: true, kmsg.ElectLeaders: true,
 	kmsg.AlterPartitionAssignments: true, kmsg.ListPartitionReassignments: true,
 	kmsg.UnregisterBroker: true,
+	kmsg.CreateACLs:       true, kmsg.DeleteACLs: true, kmsg.AlterUserSCRAMCredentials: true,
 }
 
 // Forward sends an admin request, at the version the client sent it, to
@@ -393,6 +394,12 @@ func notController(resp kmsg.Response) bool {
 		return r.ErrorCode == nc
 	case *kmsg.UnregisterBrokerResponse:
 		return r.ErrorCode == nc
+	case *kmsg.CreateACLsResponse:
+		return slices.ContainsFunc(r.Results, func(x kmsg.CreateACLsResponseResult) bool { return x.ErrorCode == nc })
+	case *kmsg.DeleteACLsResponse:
+		return slices.ContainsFunc(r.Results, func(x kmsg.DeleteACLsResponseResult) bool { return x.ErrorCode == nc })
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		return slices.ContainsFunc(r.Results, func(x kmsg.AlterUserSCRAMCredentialsResponseResult) bool { return x.ErrorCode == nc })
 	}
 	return false
 }

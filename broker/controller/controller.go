@@ -205,6 +205,7 @@ func snapshotRecords(img *metadata.Image) []metadata.Record {
 			recs = append(recs, metadata.Record{Config: &metadata.ConfigRecord{Resource: res, Key: k, Value: &v}})
 		}
 	}
+	recs = append(recs, img.SecurityRecords()...)
 	if img.NextProducerID > 0 {
 		recs = append(recs, metadata.Record{ProducerIDs: &metadata.ProducerIDsRecord{NextProducerID: img.NextProducerID}})
 	}

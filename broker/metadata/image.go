@@ -19,6 +19,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/fjordhq/fjord/broker/auth"
 )
 
 // UUID is a Kafka UUID (topic ids, cluster id bytes).
@@ -181,6 +183,10 @@ type Image struct {
 	TopicsByID     map[UUID]*Topic
 	Configs        map[ConfigResource]map[string]string
 	NextProducerID int64
+	// Scram holds the SCRAM credentials (salted keys only), ACLs the
+	// access control entries by id.
+	Scram map[ScramKey]auth.ScramCredential
+	ACLs  map[UUID]ACLWithID
 }
 
 // Empty returns the image before any record.
@@ -192,6 +198,8 @@ func Empty() *Image {
 		Topics:       map[string]*Topic{},
 		TopicsByID:   map[UUID]*Topic{},
 		Configs:      map[ConfigResource]map[string]string{},
+		Scram:        map[ScramKey]auth.ScramCredential{},
+		ACLs:         map[UUID]ACLWithID{},
 	}
 }
 
@@ -288,6 +296,8 @@ func (img *Image) clone() *Image {
 	c.Topics = maps.Clone(img.Topics)
 	c.TopicsByID = maps.Clone(img.TopicsByID)
 	c.Configs = maps.Clone(img.Configs)
+	c.Scram = maps.Clone(img.Scram)
+	c.ACLs = maps.Clone(img.ACLs)
 	return &c
 }
 

@@ -25,6 +25,11 @@ type Record struct {
 	// UnregisterBroker is Kafka's UnregisterBrokerRecord: the broker
 	// leaves the image (UnregisterBroker, `fjord cluster remove-broker`).
 	UnregisterBroker *UnregisterBrokerRecord `json:"unregisterBroker,omitempty"`
+	// Security records (security.go): SCRAM credentials and ACLs.
+	ScramCredential       *UserScramCredentialRecord       `json:"scramCredential,omitempty"`
+	RemoveScramCredential *RemoveUserScramCredentialRecord `json:"removeScramCredential,omitempty"`
+	ACL                   *AccessControlEntryRecord        `json:"acl,omitempty"`
+	RemoveACL             *RemoveAccessControlEntryRecord  `json:"removeAcl,omitempty"`
 }
 
 // ClusterRecord sets the cluster id and the active controller.
@@ -117,6 +122,9 @@ func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
 
 // apply applies one record stored at offset.
 func (img *Image) apply(r Record, offset int64) error {
+	if ok, err := img.applySecurity(r); ok {
+		return err
+	}
 	switch {
 	case r.Cluster != nil:
 		img.ClusterID = r.Cluster.ClusterID
