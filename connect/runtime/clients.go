@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -100,14 +99,25 @@ func KafkaClientOpts(kind ClientKind, props map[string]string, log *slog.Logger)
 		return ms(n), ok
 	}
 	var ignored []string
+	// TLS and SASL (clientsecurity.go).
+	sec, secProblems := clientSecurityOpts(props)
+	opts = append(opts, sec...)
+	problems = append(problems, secProblems...)
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		v := strings.TrimSpace(props[k])
+		if securityKeys[k] {
+			continue
+		}
 		switch k {
 		case "bootstrap.servers":
 			var seeds []string
 			for _, s := range strings.Split(v, ",") {
 				if s = strings.TrimSpace(s); s != "" {
-					seeds = append(seeds, strings.TrimPrefix(strings.TrimPrefix(s, "PLAINTEXT://"), "SSL://"))
+					// Kafka accepts listener-style addresses (SASL_SSL://host:port).
+					if _, hostPort, ok := strings.Cut(s, "://"); ok {
+						s = hostPort
+					}
+					seeds = append(seeds, s)
 				}
 			}
 			opts = append(opts, kgo.SeedBrokers(seeds...))
@@ -137,16 +147,6 @@ func KafkaClientOpts(kind ClientKind, props map[string]string, log *slog.Logger)
 		case "socket.connection.setup.timeout.ms":
 			if d, ok := durOf(k); ok {
 				opts = append(opts, kgo.DialTimeout(d))
-			}
-		case "security.protocol":
-			switch strings.ToUpper(v) {
-			case "PLAINTEXT", "":
-			case "SSL":
-				// The system's trust store; Java key/trust stores (JKS,
-				// PKCS12 files) are not read.
-				opts = append(opts, kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
-			default:
-				problems = append(problems, fmt.Sprintf("security.protocol %s is not supported by Fjord's Kafka client yet (PLAINTEXT and SSL are)", v))
 			}
 		// Producer.
 		case "acks":

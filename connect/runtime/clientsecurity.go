@@ -1,0 +1,250 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// securityKeys are the client keys clientSecurityOpts reads; the rest of
+// ssl.* and sasl.* (Kerberos, OAuth, JSSE tuning) have no counterpart and
+// are reported as ignored.
+var securityKeys = map[string]bool{
+	"security.protocol": true, "sasl.mechanism": true, "sasl.jaas.config": true,
+	"ssl.truststore.location": true, "ssl.truststore.type": true, "ssl.truststore.certificates": true,
+	"ssl.truststore.password": true, "ssl.keystore.location": true, "ssl.keystore.type": true,
+	"ssl.keystore.key": true, "ssl.keystore.certificate.chain": true, "ssl.keystore.password": true,
+	"ssl.key.password": true, "ssl.endpoint.identification.algorithm": true,
+	"ssl.enabled.protocols": true, "ssl.protocol": true,
+}
+
+// clientSecurityOpts maps Kafka's client security settings to franz-go
+// options: security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL;
+// TLS trust and client certificates from PEM (ssl.truststore.* and
+// ssl.keystore.* with type PEM, files or inline); hostname verification
+// unless ssl.endpoint.identification.algorithm is empty; SASL PLAIN,
+// SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
+// sasl.jaas.config. Errors never quote a password or key.
+func clientSecurityOpts(props map[string]string) ([]kgo.Opt, []string) {
+	var problems []string
+	protocol := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	useTLS, useSASL := false, false
+	switch protocol {
+	case "", "PLAINTEXT":
+	case "SSL":
+		useTLS = true
+	case "SASL_PLAINTEXT":
+		useSASL = true
+	case "SASL_SSL":
+		useTLS, useSASL = true, true
+	default:
+		return nil, []string{fmt.Sprintf("Invalid value %s for configuration security.protocol: String must be one of: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", props["security.protocol"])}
+	}
+	var opts []kgo.Opt
+	if useTLS {
+		cfg, err := clientTLSConfig(props)
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			opts = append(opts, kgo.DialTLSConfig(cfg))
+		}
+	} else if hasAny(props, "ssl.truststore.location", "ssl.truststore.certificates", "ssl.keystore.location", "ssl.keystore.key") {
+		// Kafka ignores ssl.* on a PLAINTEXT connection too; say so, since
+		// it usually means security.protocol was forgotten.
+		problems = append(problems, fmt.Sprintf("ssl.* settings are given but security.protocol is %s, so no TLS would be used; set security.protocol=SSL or SASL_SSL", orDefault(protocol, "PLAINTEXT")))
+	}
+	if useSASL {
+		m, err := clientSASL(props)
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			opts = append(opts, kgo.SASL(m))
+		}
+	}
+	return opts, problems
+}
+
+func hasAny(props map[string]string, keys ...string) bool {
+	for _, k := range keys {
+		if strings.TrimSpace(props[k]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+// clientTLSConfig builds the TLS settings of an SSL or SASL_SSL client.
+// franz-go sets ServerName to each broker's host when dialing.
+func clientTLSConfig(props map[string]string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if v := props["ssl.enabled.protocols"]; v != "" && !strings.Contains(v, "TLSv1.2") && strings.Contains(v, "TLSv1.3") {
+		cfg.MinVersion = tls.VersionTLS13
+	}
+	// Trust: the system's roots unless a trust store is given.
+	var trustPEM []byte
+	if loc := strings.TrimSpace(props["ssl.truststore.location"]); loc != "" {
+		b, err := readStore("ssl.truststore", loc, props["ssl.truststore.type"])
+		if err != nil {
+			return nil, err
+		}
+		trustPEM = b
+	}
+	if c := strings.TrimSpace(props["ssl.truststore.certificates"]); c != "" {
+		if t := strings.ToUpper(strings.TrimSpace(props["ssl.truststore.type"])); t != "" && t != "PEM" {
+			return nil, fmt.Errorf("ssl.truststore.certificates needs ssl.truststore.type=PEM (got %s)", t)
+		}
+		trustPEM = append(trustPEM, []byte("\n"+c)...)
+	}
+	if trustPEM != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(trustPEM) {
+			return nil, errors.New("ssl.truststore: no PEM certificate found; give the CA certificates as -----BEGIN CERTIFICATE----- blocks")
+		}
+		cfg.RootCAs = pool
+	}
+	// Client certificate (mutual TLS).
+	var keystorePEM []byte
+	if loc := strings.TrimSpace(props["ssl.keystore.location"]); loc != "" {
+		b, err := readStore("ssl.keystore", loc, props["ssl.keystore.type"])
+		if err != nil {
+			return nil, err
+		}
+		keystorePEM = b
+	}
+	if k := strings.TrimSpace(props["ssl.keystore.key"]); k != "" {
+		keystorePEM = append(keystorePEM, []byte("\n"+k+"\n"+props["ssl.keystore.certificate.chain"])...)
+	}
+	if keystorePEM != nil {
+		cert, err := pemKeyPair(keystorePEM)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	// Kafka verifies the broker's host name unless
+	// ssl.endpoint.identification.algorithm is set empty; the chain is
+	// still verified then.
+	if alg, set := props["ssl.endpoint.identification.algorithm"]; set && strings.TrimSpace(alg) == "" {
+		roots := cfg.RootCAs
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("broker presented no certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+			return err
+		}
+	} else if set && !strings.EqualFold(strings.TrimSpace(alg), "https") {
+		return nil, fmt.Errorf("Invalid value %s for configuration ssl.endpoint.identification.algorithm: use https (verify the broker's host name) or an empty value (do not)", alg)
+	}
+	return cfg, nil
+}
+
+// readStore reads a PEM trust or key store file. Java's JKS and PKCS12
+// stores are not read: the error says how to convert them.
+func readStore(key, loc, typ string) ([]byte, error) {
+	b, err := os.ReadFile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s.location: %w", key, err)
+	}
+	if bytes.Contains(b, []byte("-----BEGIN ")) {
+		return b, nil
+	}
+	t := strings.ToUpper(strings.TrimSpace(typ))
+	if t == "" {
+		t = "JKS" // Kafka's default type
+	}
+	return nil, fmt.Errorf("%s.location %s is not a PEM file (type %s); Fjord's client reads PEM stores only: set %s.type=PEM and convert the store, e.g. keytool -importkeystore -srckeystore %s -destkeystore store.p12 -deststoretype PKCS12, then openssl pkcs12 -in store.p12 -out store.pem -nodes", key, loc, t, key, loc)
+}
+
+// pemKeyPair finds the certificate chain and private key in PEM text.
+func pemKeyPair(b []byte) (tls.Certificate, error) {
+	var certs, key []byte
+	for rest := b; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		switch {
+		case blk.Type == "CERTIFICATE":
+			certs = append(certs, pem.EncodeToMemory(blk)...)
+		case blk.Type == "ENCRYPTED PRIVATE KEY" || x509.IsEncryptedPEMBlock(blk): //nolint:staticcheck // detecting, not decrypting
+			return tls.Certificate{}, errors.New("ssl.keystore: the private key is encrypted; Fjord's client reads unencrypted PEM keys only (decrypt it with openssl pkcs8 -in key.pem -out plain.pem and protect the file instead)")
+		case strings.HasSuffix(blk.Type, "PRIVATE KEY"):
+			key = pem.EncodeToMemory(blk)
+		}
+	}
+	if certs == nil || key == nil {
+		return tls.Certificate{}, errors.New("ssl.keystore: need a certificate chain and a private key in PEM (ssl.keystore.location with both, or ssl.keystore.certificate.chain and ssl.keystore.key)")
+	}
+	cert, err := tls.X509KeyPair(certs, key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("ssl.keystore: certificate and key do not form a pair: %v", err)
+	}
+	return cert, nil
+}
+
+// clientSASL returns the mechanism of sasl.mechanism with the
+// credentials of sasl.jaas.config.
+func clientSASL(props map[string]string) (sasl.Mechanism, error) {
+	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
+	if mech == "" {
+		mech = "GSSAPI" // Kafka's default
+	}
+	jaas := strings.TrimSpace(props["sasl.jaas.config"])
+	if jaas == "" {
+		return nil, fmt.Errorf("sasl.jaas.config is required for SASL mechanism %s, e.g. sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"...\";", mech)
+	}
+	lm, err := ParseJAAS(jaas)
+	if err != nil {
+		return nil, err
+	}
+	user, pass := lm.Options["username"], lm.Options["password"]
+	switch mech {
+	case "PLAIN":
+		if !strings.HasSuffix(lm.Class, "PlainLoginModule") {
+			return nil, fmt.Errorf("sasl.mechanism PLAIN needs org.apache.kafka.common.security.plain.PlainLoginModule in sasl.jaas.config (got %s)", lm.Class)
+		}
+		if user == "" {
+			return nil, errors.New("sasl.jaas.config: PlainLoginModule needs username=\"...\" and password=\"...\"")
+		}
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if !strings.HasSuffix(lm.Class, "ScramLoginModule") {
+			return nil, fmt.Errorf("sasl.mechanism %s needs org.apache.kafka.common.security.scram.ScramLoginModule in sasl.jaas.config (got %s)", mech, lm.Class)
+		}
+		if user == "" {
+			return nil, errors.New("sasl.jaas.config: ScramLoginModule needs username=\"...\" and password=\"...\"")
+		}
+		a := scram.Auth{User: user, Pass: pass, IsToken: strings.EqualFold(lm.Options["tokenauth"], "true")}
+		if mech == "SCRAM-SHA-256" {
+			return a.AsSha256Mechanism(), nil
+		}
+		return a.AsSha512Mechanism(), nil
+	case "GSSAPI", "OAUTHBEARER":
+		return nil, fmt.Errorf("sasl.mechanism %s is not supported by Fjord's Kafka client; use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (set sasl.mechanism)", mech)
+	}
+	return nil, fmt.Errorf("Invalid value %s for configuration sasl.mechanism: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", props["sasl.mechanism"])
+}
