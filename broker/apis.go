@@ -53,6 +53,12 @@ var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.AlterPartitionAssignments):  {Min: 0, Max: 1},
 	int16(kmsg.ListPartitionReassignments): {Min: 0, Max: 0},
 	int16(kmsg.UnregisterBroker):           {Min: 0, Max: 0},
+	// ACLs and SCRAM credentials, stored in the metadata log.
+	int16(kmsg.DescribeACLs):                 {Min: 1, Max: 3},
+	int16(kmsg.CreateACLs):                   {Min: 1, Max: 3},
+	int16(kmsg.DeleteACLs):                   {Min: 1, Max: 3},
+	int16(kmsg.DescribeUserSCRAMCredentials): {Min: 0, Max: 0},
+	int16(kmsg.AlterUserSCRAMCredentials):    {Min: 0, Max: 0},
 	// SASL: answered by broker/protocol, which owns a connection's
 	// authentication state (KIP-43, KIP-152).
 	int16(kmsg.SASLHandshake):    {Min: 0, Max: 1},
@@ -151,6 +157,16 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 		resp = s.handleListPartitionReassignments(ctx, r)
 	case *kmsg.UnregisterBrokerRequest:
 		resp = s.handleUnregisterBroker(ctx, r)
+	case *kmsg.DescribeACLsRequest:
+		resp = s.handleDescribeACLs(r)
+	case *kmsg.CreateACLsRequest:
+		resp = s.handleCreateACLs(ctx, r)
+	case *kmsg.DeleteACLsRequest:
+		resp = s.handleDeleteACLs(ctx, r)
+	case *kmsg.DescribeUserSCRAMCredentialsRequest:
+		resp = s.handleDescribeUserSCRAMCredentials(r)
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		resp = s.handleAlterUserSCRAMCredentials(ctx, r)
 	default:
 		// The protocol layer only passes advertised APIs; reaching here
 		// is a bug in the table above.

@@ -63,6 +63,9 @@ var forwardedAPIs = map[int16]bool{
 	int16(kmsg.ElectLeaders):               true,
 	int16(kmsg.AlterPartitionAssignments):  true,
 	int16(kmsg.ListPartitionReassignments): true,
+	int16(kmsg.CreateACLs):                 true,
+	int16(kmsg.DeleteACLs):                 true,
+	int16(kmsg.AlterUserSCRAMCredentials):  true,
 }
 
 // mustForward reports whether an admin request has to go to the active
@@ -143,6 +146,9 @@ func adminErrorResponse(req kmsg.Request, code int16, msg string) kmsg.Response 
 	case *kmsg.ListPartitionReassignmentsRequest:
 		resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, m
+		return resp
+	}
+	if resp, ok := securityErrorResponse(req, code, msg); ok {
 		return resp
 	}
 	panic(fmt.Sprintf("adminErrorResponse: %T is not a forwarded request", req))
