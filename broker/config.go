@@ -10,10 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/fjordhq/fjord/broker/auth"
 	"github.com/fjordhq/fjord/broker/controller"
 	"github.com/fjordhq/fjord/broker/group"
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/protocol"
 )
 
 // Config is what a Server needs, in the broker's own terms. ConfigFrom
@@ -26,6 +28,18 @@ type Config struct {
 	// ExtraListenAddrs are the other client listeners (e.g. one per
 	// inter.broker.listener.name in use), served like ListenAddr.
 	ExtraListenAddrs []string
+	// ListenerSecurity is each listener's security protocol by its
+	// listen address (ListenAddr or one of ExtraListenAddrs); a missing
+	// entry is PLAINTEXT.
+	ListenerSecurity map[string]*protocol.Security
+	// ScramStore holds the SCRAM credentials SASL listeners check
+	// (the metadata image implements it).
+	ScramStore auth.ScramStore
+	// MaxConnections, MaxConnectionsPerIP and MaxConnectionsPerIPOverrides
+	// are max.connections, max.connections.per.ip and its overrides
+	// (0: no limit).
+	MaxConnections, MaxConnectionsPerIP int
+	MaxConnectionsPerIPOverrides        map[string]int
 	// AdvertisedHost/Port are what Metadata tells clients; empty/0 take
 	// the bound listener's address.
 	AdvertisedHost string

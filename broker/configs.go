@@ -2,7 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/fjordhq/fjord/broker/group"
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/protocol"
 )
 
 // ConfigFromProperties builds a broker Config from Kafka-named properties
@@ -120,17 +120,31 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 	}
 	controllerOnly := cfg.Cluster.Enabled() && !cfg.Cluster.Broker
 
-	// The first PLAINTEXT client listener is the Kafka listener; TLS and
-	// SASL listeners belong to the security work.
+	// The first client listener is the Kafka listener (Addr); every one
+	// is served with its security protocol (broker/listeners.go).
+	reauth := time.Duration(propInt(props, "connections.max.reauth.ms", 0)) * time.Millisecond
 	for _, l := range b.ClientListeners() {
-		if l.SecurityProtocol != "" && l.SecurityProtocol != "PLAINTEXT" {
-			return Config{}, fmt.Errorf("listener %s uses %s: only PLAINTEXT listeners are supported so far", l.Name, l.SecurityProtocol)
+		sec, err := listenerSecurity(props, l, reauth)
+		if err != nil {
+			return Config{}, err
+		}
+		if sec != nil {
+			if cfg.ListenerSecurity == nil {
+				cfg.ListenerSecurity = map[string]*protocol.Security{}
+			}
+			cfg.ListenerSecurity[l.Addr()] = sec
 		}
 		if cfg.ListenAddr == "" {
 			cfg.ListenAddr = l.Addr()
 		} else {
 			cfg.ExtraListenAddrs = append(cfg.ExtraListenAddrs, l.Addr())
 		}
+	}
+	cfg.MaxConnections = limitOrZero(propInt(props, "max.connections", 0))
+	cfg.MaxConnectionsPerIP = limitOrZero(propInt(props, "max.connections.per.ip", 0))
+	cfg.MaxConnectionsPerIPOverrides, err = parsePerIPOverrides(props["max.connections.per.ip.overrides"])
+	if err != nil {
+		return Config{}, err
 	}
 	if cfg.ListenAddr == "" && !controllerOnly {
 		return Config{}, errors.New("no client listener: set listeners=PLAINTEXT://host:port")

@@ -193,7 +193,14 @@ func New(cfg Config) (*Server, error) {
 		Logger:         s.log.With("component", "protocol"),
 		Observer:       s.metrics.observeRequest,
 		OnConnection:   s.metrics.connection,
+
+		MaxConnections:               cfg.MaxConnections,
+		MaxConnectionsPerIP:          cfg.MaxConnectionsPerIP,
+		MaxConnectionsPerIPOverrides: cfg.MaxConnectionsPerIPOverrides,
 	}, s)
+	if err := s.wireScramStore(); err != nil {
+		return nil, err
+	}
 	s.logs.Start(s.ctx)
 	// Registered last: the collector reads parts set up above.
 	cfg.Registerer.Register(stateCollector{s})
@@ -236,10 +243,10 @@ func (s *Server) Serve() error {
 	if s.ln == nil {
 		return errors.New("broker has no listener")
 	}
-	for _, ln := range s.extraLns {
-		go s.proto.Serve(ln)
+	for i, ln := range s.extraLns {
+		go s.proto.ServeSecure(ln, s.cfg.ListenerSecurity[s.cfg.ExtraListenAddrs[i]])
 	}
-	return s.proto.Serve(s.ln)
+	return s.proto.ServeSecure(s.ln, s.cfg.ListenerSecurity[s.cfg.ListenAddr])
 }
 
 // ControllerAddr is the controller listener's address (nil without the

@@ -21,6 +21,7 @@ package protocol
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/fjordhq/fjord/broker/auth"
 )
 
 const apiVersionsKey = int16(kmsg.ApiVersions)
@@ -47,6 +50,9 @@ type Request struct {
 	Received time.Time
 	// Size is the frame size in bytes (after the length prefix).
 	Size int
+	// raw is a SASL token framed without a Kafka header (after a
+	// SaslHandshake v0); Key is then saslTokenKey.
+	raw []byte
 }
 
 // Response is what a Handler returns for one request.
@@ -70,6 +76,9 @@ type Response struct {
 	// behind it from being appended — Kafka's purgatory. Wait must return
 	// by itself (a deadline), since the connection's answers queue behind it.
 	Wait func() Response
+	// token is a SASL token answered without a Kafka header (the raw
+	// framing that follows a SaslHandshake v0).
+	token []byte
 }
 
 // Handler serves requests. Handle is called on the connection's processor
@@ -103,6 +112,15 @@ type Config struct {
 	SendBuffer, ReceiveBuffer int
 	// OnConnection, if set, is called when a connection opens (+1) or closes (-1).
 	OnConnection func(delta int)
+	// MaxConnections is max.connections: beyond it the listeners stop
+	// accepting until a connection closes (0: no limit).
+	MaxConnections int
+	// MaxConnectionsPerIP is max.connections.per.ip: a new connection
+	// from an address that already has this many is closed at once
+	// (0: no limit). MaxConnectionsPerIPOverrides are
+	// max.connections.per.ip.overrides (host or IP → limit).
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int
 }
 
 // Server serves the Kafka protocol on one or more listeners.
@@ -117,6 +135,7 @@ type Server struct {
 	closed    bool
 	wg        sync.WaitGroup
 	nextID    atomic.Uint64
+	limits    connLimits
 }
 
 // NewServer returns a server that dispatches to h.
@@ -130,12 +149,18 @@ func NewServer(cfg Config, h Handler) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Server{cfg: cfg, handler: h, log: cfg.Logger, conns: make(map[*Conn]struct{})}
+	s := &Server{cfg: cfg, handler: h, log: cfg.Logger, conns: make(map[*Conn]struct{})}
+	s.limits.init(cfg)
+	return s
 }
 
-// Serve accepts connections on l until l is closed or the server shuts
-// down. It returns nil after Close.
-func (s *Server) Serve(l net.Listener) error {
+// Serve accepts PLAINTEXT connections on l until l is closed or the
+// server shuts down. It returns nil after Close.
+func (s *Server) Serve(l net.Listener) error { return s.ServeSecure(l, nil) }
+
+// ServeSecure is Serve for a listener with a security protocol: TLS
+// handshakes and SASL authentication as sec says (nil: PLAINTEXT).
+func (s *Server) ServeSecure(l net.Listener, sec *Security) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -147,8 +172,14 @@ func (s *Server) Serve(l net.Listener) error {
 
 	var backoff time.Duration
 	for {
+		// max.connections: wait for a free slot before accepting, as
+		// Kafka's acceptor does; clients queue in the listen backlog.
+		if !s.limits.acquire() {
+			return nil
+		}
 		nc, err := l.Accept()
 		if err != nil {
+			s.limits.release()
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
@@ -163,6 +194,14 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		backoff = 0
+		ip, ok := s.limits.admitIP(nc.RemoteAddr())
+		if !ok {
+			// max.connections.per.ip: refuse at once, before any TLS
+			// work, so a flood costs little.
+			s.limits.release()
+			nc.Close()
+			continue
+		}
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 			if n := s.cfg.SendBuffer; n > 0 {
@@ -172,11 +211,15 @@ func (s *Server) Serve(l net.Listener) error {
 				tc.SetReadBuffer(n)
 			}
 		}
-		c := s.newConn(nc)
+		if sec != nil && sec.TLS != nil {
+			nc = tls.Server(nc, sec.TLS)
+		}
+		c := s.newConn(nc, sec, ip)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
+			s.limits.done(ip)
 			return nil
 		}
 		s.conns[c] = struct{}{}
@@ -191,6 +234,7 @@ func (s *Server) Serve(l net.Listener) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	s.limits.shutdown()
 	for _, l := range s.listeners {
 		l.Close()
 	}
@@ -213,6 +257,7 @@ func (s *Server) removeConn(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.limits.done(c.ip)
 	s.wg.Done()
 }
 
@@ -225,13 +270,19 @@ type Conn struct {
 	cancel context.CancelFunc
 	once   sync.Once
 	log    *slog.Logger
+	sec    *Security
+	ip     string // for max.connections.per.ip
+
+	authMu    sync.Mutex
+	principal auth.Principal
+	sasl      saslSession
 }
 
-func (s *Server) newConn(nc net.Conn) *Conn {
+func (s *Server) newConn(nc net.Conn, sec *Security, ip string) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	id := s.nextID.Add(1)
 	return &Conn{
-		srv: s, nc: nc, id: id, ctx: ctx, cancel: cancel,
+		srv: s, nc: nc, id: id, ctx: ctx, cancel: cancel, sec: sec, ip: ip,
 		log: s.log.With("conn", id, "remote", nc.RemoteAddr().String()),
 	}
 }
@@ -265,6 +316,10 @@ func (c *Conn) run() {
 	if f := c.srv.cfg.OnConnection; f != nil {
 		f(1)
 		defer f(-1)
+	}
+	if !c.handshakeTLS() {
+		c.close()
+		return
 	}
 	reqs := make(chan pending, c.srv.cfg.ReadAhead)
 	resps := make(chan pending, c.srv.cfg.ReadAhead)
@@ -308,6 +363,16 @@ func (c *Conn) read(out chan<- pending) {
 			return
 		}
 		size := int32(uint32(sizeBuf[0])<<24 | uint32(sizeBuf[1])<<16 | uint32(sizeBuf[2])<<8 | uint32(sizeBuf[3]))
+		if c.sasl.rawTokens.Load() {
+			// After a SaslHandshake v0 the client's next frames are
+			// bare SASL tokens. The flag is read after the size: the
+			// client sends a token only once it has the previous answer,
+			// written after the processor set or cleared the flag.
+			if !c.readRawToken(size, out) {
+				return
+			}
+			continue
+		}
 		if size < 8 || size > c.srv.cfg.MaxRequestSize {
 			c.log.Warn("closing connection: request size out of range",
 				"size", size, "socket.request.max.bytes", c.srv.cfg.MaxRequestSize)
@@ -461,6 +526,9 @@ func (c *Conn) handle(req *Request) (resp Response) {
 			resp = Response{None: true, Close: true}
 		}
 	}()
+	if resp, handled := c.authenticate(req); handled {
+		return resp
+	}
 	if req.Key == int16(kmsg.ApiVersions) {
 		if vr := c.srv.cfg.Versions[req.Key]; req.Version > vr.Max {
 			return Response{Msg: c.unsupportedAPIVersions(req)}
@@ -561,6 +629,13 @@ func (w *respWriter) add(p pending) {
 	}
 	if p.resp.Close {
 		w.closeAfter = true
+	}
+	if p.req.Key == saslTokenKey {
+		if p.resp.token != nil {
+			w.buf = appendInt32(w.buf, int32(len(p.resp.token)))
+			w.buf = append(w.buf, p.resp.token...)
+		}
+		return
 	}
 	if p.resp.Parts == nil {
 		w.buf = appendResponse(w.buf, p.req, p.resp.Msg)

@@ -1,0 +1,162 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fjordhq/fjord/broker/config"
+	"github.com/fjordhq/fjord/broker/protocol"
+)
+
+// supportedSASLMechanisms are the mechanisms Fjord's listeners serve.
+var supportedSASLMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+// listenerProps looks a key up as Kafka does for one listener: the
+// listener.name.<listener>.<key> override first, then the broker-wide key.
+type listenerProps struct {
+	props    map[string]string
+	listener string // lower case, as Kafka's prefixes spell it
+}
+
+func newListenerProps(props map[string]string, listener string) listenerProps {
+	return listenerProps{props: props, listener: strings.ToLower(listener)}
+}
+
+func (p listenerProps) get(key string) string {
+	if v, ok := p.props["listener.name."+p.listener+"."+key]; ok {
+		return strings.TrimSpace(v)
+	}
+	return strings.TrimSpace(p.props[key])
+}
+
+// withDefault is get with Kafka's default for an unset key.
+func (p listenerProps) withDefault(key, def string) string {
+	if _, ok := p.props["listener.name."+p.listener+"."+key]; ok {
+		return p.get(key)
+	}
+	if _, ok := p.props[key]; ok {
+		return p.get(key)
+	}
+	return def
+}
+
+// listenerSecurity builds a client listener's security settings from its
+// security protocol and the ssl.* / sasl.* keys (nil for PLAINTEXT).
+func listenerSecurity(props map[string]string, l config.Listener, reauth time.Duration) (*protocol.Security, error) {
+	proto := l.SecurityProtocol
+	if proto == "" {
+		proto = "PLAINTEXT"
+	}
+	sec := &protocol.Security{Listener: l.Name, Protocol: proto}
+	p := newListenerProps(props, l.Name)
+	switch proto {
+	case "PLAINTEXT":
+		return nil, nil
+	case "SSL", "SASL_SSL":
+		cfg, err := protocol.ServerTLSConfig(p.get)
+		if err != nil {
+			return nil, fmt.Errorf("listener %s (%s): %w", l.Name, proto, err)
+		}
+		sec.TLS = cfg
+	case "SASL_PLAINTEXT":
+	default:
+		return nil, fmt.Errorf("listener %s: unknown security protocol %q (use PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", l.Name, proto)
+	}
+	if proto == "SSL" || proto == "PLAINTEXT" {
+		return sec, nil
+	}
+	sasl, err := listenerSASL(p, l.Name, reauth)
+	if err != nil {
+		return nil, fmt.Errorf("listener %s (%s): %w", l.Name, proto, err)
+	}
+	sec.SASL = sasl
+	return sec, nil
+}
+
+func listenerSASL(p listenerProps, name string, reauth time.Duration) (*protocol.SASLConfig, error) {
+	cfg := &protocol.SASLConfig{SessionLifetime: reauth}
+	for _, m := range strings.Split(p.withDefault("sasl.enabled.mechanisms", "GSSAPI"), ",") {
+		m = strings.ToUpper(strings.TrimSpace(m))
+		if m == "" {
+			continue
+		}
+		if !slices.Contains(supportedSASLMechanisms, m) {
+			return nil, fmt.Errorf("SASL mechanism %s is not supported: set sasl.enabled.mechanisms (or listener.name.%s.sasl.enabled.mechanisms) to some of %s",
+				m, strings.ToLower(name), strings.Join(supportedSASLMechanisms, ","))
+		}
+		cfg.Mechanisms = append(cfg.Mechanisms, m)
+	}
+	if len(cfg.Mechanisms) == 0 {
+		return nil, errors.New("no SASL mechanism enabled: set sasl.enabled.mechanisms")
+	}
+	if slices.Contains(cfg.Mechanisms, "PLAIN") {
+		// Kafka reads listener.name.<l>.plain.sasl.jaas.config; Fjord
+		// also takes the broker-wide sasl.jaas.config.
+		raw := p.get("plain.sasl.jaas.config")
+		if raw == "" {
+			raw = p.get("sasl.jaas.config")
+		}
+		if raw == "" {
+			return nil, fmt.Errorf("PLAIN needs its users: set listener.name.%s.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>=\"<password>\";", strings.ToLower(name))
+		}
+		j, err := protocol.ParseJAAS(raw)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.HasSuffix(j.LoginModule, "PlainLoginModule") {
+			return nil, fmt.Errorf("the PLAIN JAAS config names %s: use org.apache.kafka.common.security.plain.PlainLoginModule", j.LoginModule)
+		}
+		cfg.Plain = protocol.PlainUsersFromJAAS(j)
+	}
+	return cfg, nil
+}
+
+// limitOrZero maps Kafka's "no limit" (Integer.MAX_VALUE) and anything
+// out of range to 0, the protocol server's "no limit".
+func limitOrZero(n int64) int {
+	if n <= 0 || n >= 1<<31-1 {
+		return 0
+	}
+	return int(n)
+}
+
+// parsePerIPOverrides parses max.connections.per.ip.overrides:
+// "host:limit,host:limit".
+func parsePerIPOverrides(raw string) (map[string]int, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, e := range strings.Split(raw, ",") {
+		i := strings.LastIndexByte(e, ':')
+		var n int
+		if i <= 0 {
+			return nil, fmt.Errorf("max.connections.per.ip.overrides: %q must be host:limit", e)
+		}
+		if _, err := fmt.Sscanf(strings.TrimSpace(e[i+1:]), "%d", &n); err != nil || n < 0 {
+			return nil, fmt.Errorf("max.connections.per.ip.overrides: %q must be host:limit with a limit >= 0", e)
+		}
+		out[strings.TrimSpace(e[:i])] = n
+	}
+	return out, nil
+}
+
+// wireScramStore gives SASL listeners with a SCRAM mechanism the broker's
+// credential store.
+func (s *Server) wireScramStore() error {
+	for _, sec := range s.cfg.ListenerSecurity {
+		if sec.SASL == nil || sec.SASL.Scram != nil {
+			continue
+		}
+		for _, m := range sec.SASL.Mechanisms {
+			if strings.HasPrefix(m, "SCRAM-") && s.cfg.ScramStore == nil {
+				return fmt.Errorf("listener %s enables %s but the broker has no SCRAM credential store", sec.Listener, m)
+			}
+		}
+		sec.SASL.Scram = s.cfg.ScramStore
+	}
+	return nil
+}
