@@ -9,13 +9,13 @@ import (
 	"crypto/pbkdf2"
 	"crypto/sha256"
 	"crypto/sha512"
+	"fmt"
 	"hash"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/fjordhq/fjord/broker/auth"
@@ -344,14 +344,28 @@ func TestSecurityRecordsReplicate(t *testing.T) {
 	testkit.SkipShort(t, "3-node cluster test")
 	c := testkit.StartInProcCluster(t, 3, withAuthorizer)
 	ctx := testkit.Context(t, 60*time.Second)
+	cl := testkit.Client(t, c.Bootstrap())
 	for _, n := range c.Nodes {
-		adm := kadm.NewClient(testkit.Client(t, n.Addr, kgo.ConsiderMissingTopicDeletedAfter(time.Second)))
-		user := "user" + n.Addr
-		if res, err := adm.CreateACLs(ctx, kadm.NewACLs().Allow("User:"+user).Topics("t").Operations(kadm.OpRead)); err != nil || res[0].Err != nil {
-			t.Fatalf("create ACL via node %d: %v %+v", n.ID, err, res)
+		// Straight to node n: a node that is not the active controller
+		// forwards the change.
+		br := cl.Broker(int(n.ID))
+		user := fmt.Sprintf("user%d", n.ID)
+		create := kmsg.NewPtrCreateACLsRequest()
+		cr := kmsg.NewCreateACLsRequestCreation()
+		cr.ResourceType, cr.ResourceName, cr.ResourcePatternType = kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral
+		cr.Principal, cr.Host, cr.Operation, cr.PermissionType = "User:"+user, "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		create.Creations = append(create.Creations, cr)
+		resp, err := br.Request(ctx, create)
+		if err != nil || resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode != 0 {
+			t.Fatalf("create ACL via node %d: %v %+v", n.ID, err, resp)
 		}
-		if res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "p"}}); err != nil || res.Error() != nil {
-			t.Fatalf("upsert SCRAM via node %d: %v %v", n.ID, err, res)
+		alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+		u.Name, u.Mechanism, u.Iterations, u.Salt, u.SaltedPassword = user, 1, 4096, []byte("salt"), make([]byte, 32)
+		alter.Upsertions = append(alter.Upsertions, u)
+		resp, err = br.Request(ctx, alter)
+		if err != nil || resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode != 0 {
+			t.Fatalf("upsert SCRAM via node %d: %v %+v", n.ID, err, resp)
 		}
 	}
 	converged := func(what string) {
