@@ -126,6 +126,12 @@ type Voter struct {
 var fjordBrokerSpecs = map[string]Spec{
 	"cluster.id": {Name: "cluster.id", Type: TypeString, NoDefault: true, Importance: Medium, Used: true,
 		Doc: "Fjord only: the cluster id. Kafka keeps it in meta.properties (kafka-storage format); Fjord takes it from here or generates one on first start."},
+	// The standard authorizer's own keys: Kafka passes them to the
+	// authorizer plugin, so KafkaConfig does not list them.
+	"super.users": {Name: "super.users", Type: TypeString, NoDefault: true, Importance: Medium, Used: true,
+		Doc: "Principals allowed everything when authorizer.class.name is set, separated by ';' (User:admin;User:ops)."},
+	"allow.everyone.if.no.acl.found": {Name: "allow.everyone.if.no.acl.found", Type: TypeBoolean, Default: "false", Importance: Medium, Used: true,
+		Doc: "With authorizer.class.name set: allow an action on a resource that has no ACLs at all (default false: deny)."},
 }
 
 // NewBroker validates server.properties (as ParseProperties returns them,

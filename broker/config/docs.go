@@ -65,6 +65,7 @@ var brokerNotes = map[string]note{
 	"advertised.listeners":                      used("Addresses given to clients in Metadata; defaults to listeners minus controller listeners."),
 	"listener.security.protocol.map":            used("Security protocol per listener name. Fjord serves PLAINTEXT."),
 	"inter.broker.listener.name":                used("Listener brokers use to talk to each other."),
+	"authorizer.class.name":                     used("org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns on ACLs stored in the metadata log; empty: no authorization, and the ACL APIs answer SECURITY_DISABLED."),
 	"log.dirs":                                  used("Directories for partition data; a new partition goes to the one holding the fewest partitions. Overrides log.dir."),
 	"log.dir":                                   used("Single data directory, used when log.dirs is not set."),
 	"num.partitions":                            used("Partitions of an auto-created topic, and of a CreateTopics request asking for -1."),

@@ -26,6 +26,7 @@ import (
 	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
+	"github.com/fjordhq/fjord/api/httpsec"
 	"github.com/fjordhq/fjord/broker/config"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
@@ -138,7 +139,13 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	if len(listeners) == 0 {
 		listeners = []string{"http://:8083"}
 	}
-	_, addr, err := runtime.ParseListener(listeners[0])
+	scheme, addr, err := runtime.ParseListener(listeners[0])
+	if err != nil {
+		return nil, err
+	}
+	// HTTPS, authentication and roles from listeners.https.ssl.* and the
+	// REST auth keys (package httpsec).
+	sec, err := httpsec.ForListener(wc.Config.Originals(), scheme, log)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +153,7 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 	if err != nil {
 		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
 	}
+	ln = sec.Listen(ln)
 	r := chi.NewRouter()
 	// /metrics beside the REST API, as fjord dev and connect-standalone
 	// serve it.
@@ -173,7 +181,7 @@ func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog
 		return nil, err
 	}
 	cw.closers = append(cw.closers, stopConsole)
-	cw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
+	cw.http = &http.Server{Handler: sec.Handler(r), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cw.serveErr <- err
@@ -195,6 +203,13 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 	}()
 	if u, err := url.Parse(cw.url); err == nil {
 		cw.workerID = u.Host // Kafka: the advertised host:port
+	}
+	// Forwarding to the leader and handing it task configs: over HTTPS
+	// when this worker's listener is (Kafka's RestClient uses the
+	// listener's ssl settings too).
+	peers, err := httpsec.PeerClient(wc.Config.Originals(), cw.url, 90*time.Second)
+	if err != nil {
+		return nil, err
 	}
 
 	clientOpts, err := wc.ClientOpts(log)
@@ -260,10 +275,13 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 		SessionTimeout: wc.SessionTimeout, RebalanceTimeout: wc.RebalanceTimeout, HeartbeatInterval: wc.HeartbeatInterval,
 		ScheduledRebalanceMaxDelay: wc.ScheduledRebalanceMaxDelay, SetScheduledRebalanceMaxDelay: true,
 		WorkerSyncTimeout: wc.WorkerSyncTimeout, WorkerUnsyncBackoff: wc.WorkerUnsyncBackoff,
-		KafkaClusterID: clusterID, Logger: log,
+		KeyRotationInterval: wc.InterWorkerKeyTTL, KeyGenerationAlgorithm: wc.InterWorkerKeyGenerationAlgorithm,
+		KeySize: wc.InterWorkerKeySize, SignatureAlgorithm: wc.InterWorkerSignatureAlgorithm,
+		VerificationAlgorithms: wc.InterWorkerVerificationAlgorithms, KafkaClusterID: clusterID, Logger: log,
 	}, herder.DistributedDeps{
 		Client: client, Configs: configs, Statuses: statuses, Topics: statuses,
 		Worker: worker, Offsets: worker, Validate: worker.ValidateConnectorConfig, ConnectorType: worker.ConnectorType,
+		HTTP: peers,
 	})
 	if err != nil {
 		return nil, err
@@ -272,6 +290,7 @@ func newConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, advertisedU
 	h.Start()
 
 	connectapi.Mount(r, h, connectapi.Options{
+		Forward:                    connectapi.ForwardOptions{Client: peers},
 		Logger:                     log,
 		TopicTrackingDisabled:      !wc.TopicTrackingEnable,
 		TopicTrackingResetDisabled: !wc.TopicTrackingAllowReset,

@@ -26,6 +26,7 @@ import (
 	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
+	"github.com/fjordhq/fjord/api/httpsec"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
@@ -185,7 +186,12 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 	if len(listeners) == 0 {
 		listeners = []string{"http://:8083"}
 	}
-	_, addr, err := runtime.ParseListener(listeners[0])
+	scheme, addr, err := runtime.ParseListener(listeners[0])
+	if err != nil {
+		return nil, err
+	}
+	// HTTPS, authentication and roles (package httpsec).
+	sec, err := httpsec.ForListener(wc.Config.Originals(), scheme, log)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +199,7 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 	if err != nil {
 		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
 	}
+	ln = sec.Listen(ln)
 	sw.closers = append(sw.closers, func() { ln.Close() })
 	sw.url = wc.AdvertisedURL(ln.Addr().String())
 	if u, err := url.Parse(sw.url); err == nil {
@@ -265,7 +272,7 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 		return nil, err
 	}
 	sw.closers = append(sw.closers, stopConsole)
-	sw.http = &http.Server{Handler: r, ReadHeaderTimeout: 30 * time.Second}
+	sw.http = &http.Server{Handler: sec.Handler(r), ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		if err := sw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			sw.serveErr <- err

@@ -2,7 +2,6 @@ package herder
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -725,12 +724,12 @@ func (d *Distributed) maybeRotateSessionKey() {
 	if d.sessionKey != nil && d.now().Before(d.keyExpiration) {
 		return
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
+	raw, err := generateSessionKey(d.cfg.KeyGenerationAlgorithm, d.cfg.KeySize)
+	if err != nil {
 		d.log.Error("generate session key", "err", err)
 		return
 	}
-	k := storage.SessionKey{Key: base64.StdEncoding.EncodeToString(raw), Algorithm: "HmacSHA256", CreationTimestamp: d.now().UnixMilli()}
+	k := storage.SessionKey{Key: base64.StdEncoding.EncodeToString(raw), Algorithm: d.cfg.KeyGenerationAlgorithm, CreationTimestamp: d.now().UnixMilli()}
 	if err := w.PutSessionKey(d.ctx, k); err != nil {
 		d.log.Warn("could not write a new session key; reading the config topic before retrying", "err", err)
 		d.canReadConfig = false

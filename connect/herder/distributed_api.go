@@ -2,13 +2,12 @@ package herder
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/fjordhq/fjord/connect/herder/group"
@@ -554,21 +553,17 @@ const (
 	signatureAlgorithm       = "HmacSHA256"
 )
 
+// signInternalRequest signs with Kafka's default algorithm (HmacSHA256).
 func signInternalRequest(h http.Header, key *storage.SessionKey, body []byte) error {
-	raw, err := base64.StdEncoding.DecodeString(key.Key)
-	if err != nil {
-		return fmt.Errorf("session key is not base64: %w", err)
-	}
-	mac := hmac.New(sha256.New, raw)
-	mac.Write(body)
-	h.Set(signatureHeader, base64.StdEncoding.EncodeToString(mac.Sum(nil)))
-	h.Set(signatureAlgorithmHeader, signatureAlgorithm)
-	return nil
+	return signWith(h, key, signatureAlgorithm, body)
 }
 
 // VerifyInternalRequest checks the signature of an internal request (POST
 // /connectors/{name}/tasks) as Kafka's DistributedHerder does once the
-// group speaks the "sessioned" protocol; before that any request passes.
+// group speaks the "sessioned" protocol (before that any request
+// passes): no signature is 400, an algorithm outside
+// inter.worker.verification.algorithms 400, no session key yet 503, a
+// wrong signature 403.
 func (d *Distributed) VerifyInternalRequest(ctx context.Context, body []byte, h http.Header) error {
 	var sessioned bool
 	if err := d.do(ctx, func() error { sessioned = d.protocol == group.ProtocolSessioned; return nil }); err != nil {
@@ -581,14 +576,18 @@ func (d *Distributed) VerifyInternalRequest(ctx context.Context, body []byte, h 
 	if alg == "" || sig == "" {
 		return Errorf(http.StatusBadRequest, "Internal request missing required signature")
 	}
-	if alg != signatureAlgorithm {
-		return Errorf(http.StatusBadRequest, "This worker does not support the '%s' key signing algorithm used by other workers. "+
-			"This worker is currently configured to use: [%s]. Check that all workers' configuration files permit the same set of signature algorithms, "+
-			"and correct any misconfigured worker and restart it.", alg, signatureAlgorithm)
+	if !MacAlgorithm(alg) {
+		// Kafka: Mac.getInstance fails (NoSuchAlgorithmException).
+		return Errorf(http.StatusBadRequest, "Algorithm %s not available", alg)
 	}
 	got, err := base64.StdEncoding.DecodeString(sig)
 	if err != nil {
 		return Errorf(http.StatusBadRequest, "%s", err.Error())
+	}
+	if !slices.Contains(d.cfg.VerificationAlgorithms, alg) {
+		return Errorf(http.StatusBadRequest, "This worker does not support the '%s' key signing algorithm used by other workers. "+
+			"This worker is currently configured to use: %s. Check that all workers' configuration files permit the same set of signature algorithms, "+
+			"and correct any misconfigured worker and restart it.", alg, verificationList(d.cfg.VerificationAlgorithms))
 	}
 	key := d.deps.Configs.Snapshot().SessionKey
 	if key == nil {
@@ -598,9 +597,7 @@ func (d *Distributed) VerifyInternalRequest(ctx context.Context, body []byte, h 
 	if err != nil {
 		return fmt.Errorf("session key is not base64: %w", err)
 	}
-	mac := hmac.New(sha256.New, raw)
-	mac.Write(body)
-	if !hmac.Equal(mac.Sum(nil), got) {
+	if !validSignature(raw, alg, body, got) {
 		return Errorf(http.StatusForbidden, "Internal request contained invalid signature.")
 	}
 	return nil

@@ -75,6 +75,15 @@ type DistributedConfig struct {
 	WorkerSyncTimeout             time.Duration // worker.sync.timeout.ms, 3 s
 	WorkerUnsyncBackoff           time.Duration // worker.unsync.backoff.ms, 5 min
 	KeyRotationInterval           time.Duration // inter.worker.key.ttl.ms, 1 h
+	// KIP-507 signing of internal requests, Kafka's names and defaults:
+	// inter.worker.key.generation.algorithm (HmacSHA256),
+	// inter.worker.key.size (bits; 0: the algorithm's default),
+	// inter.worker.signature.algorithm (HmacSHA256) and
+	// inter.worker.verification.algorithms ([HmacSHA256]).
+	KeyGenerationAlgorithm string
+	KeySize                int
+	SignatureAlgorithm     string
+	VerificationAlgorithms []string
 	// RetryBackoff and RetryBackoffMax pace group retries (retry.backoff.ms,
 	// retry.backoff.max.ms).
 	RetryBackoff    time.Duration
@@ -128,6 +137,7 @@ func (c *DistributedConfig) withDefaults() {
 	if c.Protocol == "" {
 		c.Protocol = "sessioned"
 	}
+	c.signingDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

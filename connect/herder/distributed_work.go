@@ -337,7 +337,7 @@ func (d *Distributed) postTaskConfigs(leaderURL, name string, configs []map[stri
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if key != nil {
-		if err := signInternalRequest(req.Header, key, body); err != nil {
+		if err := signWith(req.Header, key, d.cfg.SignatureAlgorithm, body); err != nil {
 			return err
 		}
 	}

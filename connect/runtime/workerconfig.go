@@ -90,6 +90,12 @@ type WorkerConfig struct {
 	WorkerSyncTimeout              time.Duration
 	WorkerUnsyncBackoff            time.Duration
 	ConnectProtocol                string
+	// KIP-507 signing of worker-to-worker requests (inter.worker.*).
+	InterWorkerKeyTTL                 time.Duration
+	InterWorkerKeyGenerationAlgorithm string
+	InterWorkerKeySize                int // bits; 0: the algorithm's default
+	InterWorkerSignatureAlgorithm     string
+	InterWorkerVerificationAlgorithms []string
 }
 
 // ParseWorkerConfig parses worker properties for a mode with Kafka's
@@ -155,6 +161,7 @@ func ParseWorkerConfig(props map[string]string, mode Mode) (*WorkerConfig, error
 		w.WorkerSyncTimeout = ms(int64(c.Int("worker.sync.timeout.ms")))
 		w.WorkerUnsyncBackoff = ms(int64(c.Int("worker.unsync.backoff.ms")))
 		w.ConnectProtocol = c.String("connect.protocol")
+		problems = append(problems, w.parseInterWorker(c)...)
 		// Kafka: the three topics must differ.
 		topics := map[string]string{}
 		for _, k := range []string{"config.storage.topic", "offset.storage.topic", "status.storage.topic"} {
