@@ -92,3 +92,11 @@ type imageScramStore func() *metadata.Image
 func (f imageScramStore) ScramCredential(user string, mech auth.ScramMechanism) (auth.ScramCredential, bool) {
 	return f().ScramCredential(user, mech)
 }
+
+// NewAuthorizer builds the authorizer this broker's properties ask for
+// (authorizer.class.name, super.users, allow.everyone.if.no.acl.found)
+// over its live metadata image, or nil when authorization is off.
+// Enforcement in the API handlers is wired separately.
+func (s *Server) NewAuthorizer() (auth.Authorizer, error) {
+	return authorizer.FromProperties(s.cfg.Cluster.StaticConfigs, s.image)
+}

@@ -402,3 +402,34 @@ func TestSecurityRecordsReplicate(t *testing.T) {
 		t.Fatalf("describe via restarted node: %v %+v", err, d)
 	}
 }
+
+// The broker's authorizer decides from the ACLs created through the API.
+func TestBrokerAuthorizerFollowsACLs(t *testing.T) {
+	b := testkit.StartBroker(t, map[string]string{
+		"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+		"super.users":           "User:admin",
+	})
+	a, err := b.Server.NewAuthorizer()
+	if err != nil || a == nil {
+		t.Fatalf("authorizer: %v %v", a, err)
+	}
+	read := []auth.Action{{Operation: auth.OpRead, ResourceType: auth.ResourceTopic, ResourceName: "orders"}}
+	if got := a.Authorize(auth.User("alice"), "127.0.0.1", read); got[0] {
+		t.Fatal("alice may read before any ACL")
+	}
+	if got := a.Authorize(auth.User("admin"), "127.0.0.1", read); !got[0] {
+		t.Fatal("the super user may not read")
+	}
+	adm := testkit.Admin(t, b.Addr)
+	ctx := testkit.Context(t, 10*time.Second)
+	if res, err := adm.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Topics("orders").Operations(kadm.OpRead)); err != nil || res[0].Err != nil {
+		t.Fatalf("create: %v %+v", err, res)
+	}
+	if got := a.Authorize(auth.User("alice"), "127.0.0.1", read); !got[0] {
+		t.Fatal("alice may not read after the ALLOW ACL")
+	}
+	off := testkit.StartBroker(t, nil)
+	if a, err := off.Server.NewAuthorizer(); err != nil || a != nil {
+		t.Fatalf("without authorizer.class.name: %v %v", a, err)
+	}
+}
