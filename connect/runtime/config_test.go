@@ -107,7 +107,7 @@ func TestKafkaClientOpts(t *testing.T) {
 	for props, want := range map[*map[string]string]string{
 		{"acks": "2"}:                          "acks",
 		{"compression.type": "brotli"}:         "compression.type",
-		{"security.protocol": "SASL_SSL"}:      "security.protocol SASL_SSL",
+		{"security.protocol": "SASL_SSL"}:      "sasl.jaas.config is required",
 		{"linger.ms": "x"}:                     "linger.ms",
 		{"partition.assignment.strategy": "x"}: "partition.assignment.strategy",
 	} {

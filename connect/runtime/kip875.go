@@ -30,6 +30,12 @@ const (
 // ConnectorOffsets returns a connector's offsets: a source's from the
 // offset store, a sink's from its consumer group.
 func (w *Worker) ConnectorOffsets(ctx context.Context, name string, config map[string]string) (*herder.ConnectorOffsets, error) {
+	// The sink's admin client may take credentials from variables.
+	rc, err := w.resolveConnectorConfig("connector "+name, config)
+	if err != nil {
+		return nil, err
+	}
+	config = rc.props
 	_, typ, err := LookupConnector(config["connector.class"])
 	if err != nil {
 		return nil, err
@@ -112,6 +118,11 @@ func modifiedMessage(handled, reset bool) string {
 // ModifyConnectorOffsets alters (offsets non-nil) or resets (nil) a
 // stopped connector's offsets.
 func (w *Worker) ModifyConnectorOffsets(ctx context.Context, name string, config map[string]string, offsets *herder.ConnectorOffsets) (string, error) {
+	rc, err := w.resolveConnectorConfig("connector "+name, config)
+	if err != nil {
+		return "", err
+	}
+	config = rc.props
 	p, typ, err := LookupConnector(config["connector.class"])
 	if err != nil {
 		return "", err

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/connect/configprovider"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/storage"
 )
@@ -152,12 +153,19 @@ func (w *Worker) ValidateConnectorConfig(_ context.Context, config map[string]st
 // A failure to start is returned (the caller reports it); failures
 // later (RaiseError) go to l.
 func (w *Worker) StartConnector(ctx context.Context, name string, config map[string]string, target storage.TargetState, l herder.DistributedStatusListener, reconfigure func()) error {
-	cc, err := ParseConnectorConfig(config)
+	// Variables (${file:...}) resolve now; the stored config keeps them.
+	rc, err := w.resolveConnectorConfig("connector "+name, config)
 	if err != nil {
-		return fmt.Errorf("connector %s config: %w", name, err)
+		return err
 	}
-	wc := &workerConnector{w: w, name: name, cc: cc, listener: l, reconfigure: reconfigure,
-		log: w.log.With("connector", name)}
+	cc, err := ParseConnectorConfig(rc.props)
+	if err != nil {
+		return rc.mask.Err(fmt.Errorf("connector %s config: %w", name, err))
+	}
+	log := rc.mask.Logger(w.log).With("connector", name)
+	log.Info("ConnectorConfig values", "config", loggableConfig(w.cfg, config))
+	wc := &workerConnector{w: w, name: name, cc: cc, raw: config, mask: rc.mask,
+		listener: rc.mask.Listener(l), reconfigure: reconfigure, log: log}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -173,7 +181,7 @@ func (w *Worker) StartConnector(ctx context.Context, name string, config map[str
 		w.mu.Lock()
 		delete(w.connectors, name)
 		w.mu.Unlock()
-		return err
+		return rc.mask.Err(err)
 	}
 	return nil
 }
@@ -222,18 +230,31 @@ func (w *Worker) ConnectorTaskConfigs(ctx context.Context, name string, config m
 	if wc == nil {
 		return nil, fmt.Errorf("connector %s is not running on this worker", name)
 	}
-	return wc.taskConfigs(config)
+	configs, err := wc.taskConfigs(config)
+	return configs, wc.mask.Err(err)
 }
 
 // StartTask starts a task in the target state. Setting it up (plugins,
 // clients) is synchronous and its errors are returned; the task then runs
 // on its own goroutine and reports to l.
 func (w *Worker) StartTask(ctx context.Context, id storage.TaskID, connConfig, taskConfig map[string]string, target storage.TargetState, l herder.DistributedStatusListener) error {
+	// Both configs hold variables, as stored; they resolve now.
+	rc, err := w.resolveConnectorConfig("task "+id.String()+": connector", connConfig)
+	if err != nil {
+		return err
+	}
+	rt, err := w.resolveConnectorConfig("task "+id.String(), taskConfig)
+	if err != nil {
+		return rc.mask.Err(err)
+	}
+	mask := rc.mask
+	mask.merge(rt.mask)
+	connConfig, taskConfig = rc.props, rt.props
 	cc, err := ParseConnectorConfig(connConfig)
 	if err != nil {
-		return fmt.Errorf("task %s: connector config: %w", id, err)
+		return mask.Err(fmt.Errorf("task %s: connector config: %w", id, err))
 	}
-	t := &workerTask{id: id, version: cc.Plugin.Version, log: w.log.With("task", id.String()), listener: l,
+	t := &workerTask{id: id, version: cc.Plugin.Version, log: mask.Logger(w.log).With("task", id.String()), listener: mask.Listener(l),
 		target: newTargetControl(target), done: make(chan struct{})}
 	var runner taskRunner
 	switch cc.Type {
@@ -243,7 +264,7 @@ func (w *Worker) StartTask(ctx context.Context, id storage.TaskID, connConfig, t
 		runner, err = w.newSinkTask(t, cc, taskConfig)
 	}
 	if err != nil {
-		return fmt.Errorf("task %s: %w", id, err)
+		return mask.Err(fmt.Errorf("task %s: %w", id, err))
 	}
 	t.runner = runner
 	w.mu.Lock()
@@ -345,6 +366,8 @@ type workerConnector struct {
 	w           *Worker
 	name        string
 	cc          *ConnectorConfig
+	raw         map[string]string // the config as stored, variables unresolved
+	mask        *secretMask
 	listener    herder.DistributedStatusListener
 	reconfigure func()
 	log         *slog.Logger
@@ -445,13 +468,17 @@ func (c *workerConnector) taskConfigs(config map[string]string) ([]map[string]st
 	if !c.started {
 		return nil, fmt.Errorf("connector %s is not running", c.name)
 	}
-	cc := c.cc
+	cc, raw := c.cc, c.raw
 	if config != nil {
-		parsed, err := ParseConnectorConfig(config)
+		rc, err := c.w.resolveConnectorConfig("connector "+c.name, config)
 		if err != nil {
 			return nil, err
 		}
-		cc = parsed
+		parsed, err := ParseConnectorConfig(rc.props)
+		if err != nil {
+			return nil, err
+		}
+		cc, raw = parsed, config
 	}
 	configs, err := c.conn.TaskConfigs(cc.TasksMax)
 	if err != nil {
@@ -478,7 +505,11 @@ func (c *workerConnector) taskConfigs(config map[string]string) ([]map[string]st
 				m["topics.regex"] = t
 			}
 		}
-		out[i] = m
+		// A connector copies its resolved settings into its tasks'
+		// configs; the stored task configs get the variables back
+		// (Kafka's reverseTransform), and tasks resolve them when they
+		// start.
+		out[i] = configprovider.Restore(raw, m)
 	}
 	return out, nil
 }

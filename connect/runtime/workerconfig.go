@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/connect/configprovider"
 )
 
 // Mode is how the worker runs: alone with a file for offsets, or in a
@@ -46,6 +47,10 @@ type WorkerConfig struct {
 	Config *connect.Config
 
 	BootstrapServers []string
+	// Providers are the config providers of config.providers (Kafka's
+	// KIP-297): they resolved the variables of these properties and
+	// resolve connector configs when connectors and tasks start.
+	Providers configprovider.Providers
 	// KeyConverter, ValueConverter and HeaderConverter are class names
 	// (or aliases); their settings are the "key.converter." (...)
 	// prefixed properties (ConverterProps).
@@ -101,12 +106,16 @@ type WorkerConfig struct {
 // ParseWorkerConfig parses worker properties for a mode with Kafka's
 // names, defaults and checks; the error lists every bad key.
 func ParseWorkerConfig(props map[string]string, mode Mode) (*WorkerConfig, error) {
+	props, providers, err := resolveWorkerProps(props)
+	if err != nil {
+		return nil, err
+	}
 	c, err := WorkerConfigDef(mode).Parse(props)
 	if err != nil {
 		return nil, fmt.Errorf("worker config: %w", err)
 	}
 	w := &WorkerConfig{
-		Mode: mode, Config: c,
+		Mode: mode, Config: c, Providers: providers,
 		BootstrapServers:            c.List("bootstrap.servers"),
 		KeyConverter:                c.String("key.converter"),
 		ValueConverter:              c.String("value.converter"),

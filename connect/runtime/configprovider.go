@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/connect/configprovider"
+)
+
+// resolveWorkerProps builds the providers a worker.properties declares
+// (config.providers ...) and resolves the variables in its other
+// properties, as Kafka's WorkerConfig does, so bootstrap credentials can
+// come from files or the environment too.
+func resolveWorkerProps(props map[string]string) (map[string]string, configprovider.Providers, error) {
+	providers, err := configprovider.FromProps(props)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker config: %w", err)
+	}
+	// The providers' own settings are taken as written (Kafka does not
+	// resolve them either).
+	rest := map[string]string{}
+	for k, v := range props {
+		if k != configprovider.ProvidersKey && !strings.HasPrefix(k, configprovider.ProvidersKey+".") {
+			rest[k] = v
+		}
+	}
+	resolved, err := providers.Resolve(rest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker config: %w", err)
+	}
+	out := maps.Clone(props)
+	maps.Copy(out, resolved)
+	return out, providers, nil
+}
+
+// resolvedConfig is a connector or task config with its variables
+// resolved, and the mask that keeps the values that must not be shown
+// (resolved variables and PASSWORD-type values) out of logs and status
+// traces.
+type resolvedConfig struct {
+	props map[string]string
+	mask  *secretMask
+}
+
+// resolveConnectorConfig resolves the variables of a stored connector
+// (or task) config with the worker's providers, when a connector or task
+// starts (Kafka's WorkerConfigTransformer). The stored config keeps its
+// placeholders; errors name the key and variable, never a value.
+func (w *Worker) resolveConnectorConfig(what string, raw map[string]string) (*resolvedConfig, error) {
+	props, secrets, err := w.cfg.Providers.ResolveSecrets(raw)
+	if err != nil {
+		return nil, &ConnectError{Msg: fmt.Sprintf("%s: config variables could not be resolved", what), Err: err}
+	}
+	m := &secretMask{}
+	m.add(secrets...)
+	m.add(passwordValues(w.cfg, props)...)
+	return &resolvedConfig{props: props, mask: m}, nil
+}
+
+// passwordValues returns the values of a connector config's PASSWORD
+// keys: Kafka's connector keys with the transformations' and predicates'
+// (enriched as validation does), the connector's own ConfigDef, and the
+// client overrides (producer.override.sasl.jaas.config and the like).
+func passwordValues(w *WorkerConfig, props map[string]string) []string {
+	var out []string
+	take := func(def *connect.ConfigDef, prefix string) {
+		if def == nil {
+			return
+		}
+		for _, k := range def.Keys() {
+			if k.Type == connect.TypePassword {
+				if v := props[prefix+k.Name]; v != "" {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	for _, kind := range []ClientKind{ProducerClient, ConsumerClient, AdminClient} {
+		for _, k := range kafkaDefs()[string(kind)] {
+			if k.Type == "PASSWORD" {
+				if v := props[string(kind)+".override."+k.Name]; v != "" {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	p, typ, err := LookupConnector(props["connector.class"])
+	if err != nil {
+		return out
+	}
+	take(enrichConnectorDef(ConnectorConfigDef(typ), props, w, p), "")
+	if conn, ok := p.New().(connect.Connector); ok {
+		take(conn.Config(), "")
+	}
+	return out
+}
+
+// loggableConfig is a config as it may be logged (Kafka's "ConnectorConfig
+// values:" dump): the stored values with their placeholders, PASSWORD
+// values as [hidden].
+func loggableConfig(w *WorkerConfig, raw map[string]string) map[string]string {
+	out := maps.Clone(raw)
+	secret := map[string]bool{}
+	for _, v := range passwordValues(w, raw) {
+		secret[v] = true
+	}
+	for k, v := range out {
+		if secret[v] && !configprovider.HasVariables(v) {
+			out[k] = "[hidden]"
+		}
+	}
+	return out
+}
