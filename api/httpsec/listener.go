@@ -42,6 +42,16 @@ func ForListener(props map[string]string, scheme string, log *slog.Logger) (*Sec
 		return nil, err
 	}
 	s.Auth = a
+	if log == nil {
+		log = slog.Default()
+	}
+	if a != nil {
+		// Counts only: names and secrets stay out of the log.
+		log.Info("REST authentication enabled", "users", len(a.users), "tokens", len(a.tokens), "https", s.TLS != nil)
+		if s.TLS == nil {
+			log.Warn("REST authentication over plain HTTP sends passwords and tokens in clear text; serve listeners=https://... with listeners.https.ssl.keystore.location")
+		}
+	}
 	return s, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -394,5 +395,76 @@ func TestRESTSecurityDistributedHTTPS(t *testing.T) {
 		if strings.Contains(out, s) {
 			t.Errorf("the log shows a secret")
 		}
+	}
+}
+
+// TestRESTSecurityKafkaWayProcess runs the fjord binary as Kafka users
+// configure Connect: rest.extension.classes names
+// BasicAuthSecurityRestExtension, KAFKA_OPTS points
+// -Djava.security.auth.login.config at a JAAS file whose KafkaConnect
+// section names the credentials file, and listeners is https. curl (a
+// client that is not Go's) checks the CA, sends the password, and is
+// refused without it; the process's output never shows the password.
+func TestRESTSecurityKafkaWayProcess(t *testing.T) {
+	testkit.SkipShort(t, "process test")
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed as the non-Go HTTPS client: install it")
+	}
+	b := testkit.StartBroker(t, nil)
+	dir := t.TempDir()
+	pki := httpsectest.New(t, dir)
+	rest := testkit.FreeAddr(t)
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	creds := write("connect.password", "admin: "+secAdminPW+"\n")
+	jaas := write("connect_jaas.conf", "KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n  file=\""+creds+"\";\n};\n")
+	worker := write("connect-standalone.properties", fmt.Sprintf(`bootstrap.servers=%s
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+offset.storage.file.filename=%s
+listeners=https://%s
+listeners.https.ssl.keystore.type=PEM
+listeners.https.ssl.keystore.location=%s
+rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
+`, b.Addr, filepath.Join(dir, "offsets"), rest, pki.ServerFile))
+	t.Setenv("KAFKA_OPTS", "-Xms256m -Djava.security.auth.login.config="+jaas)
+	p := testkit.StartProcess(t, "connect-standalone", worker)
+	testkit.WaitForPort(t, rest, 60*time.Second)
+
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(curl, append([]string{"-sS", "--cacert", pki.CAFile, "-w", " %{http_code}"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		out, err := run("-u", "admin:"+secAdminPW, "https://"+rest+"/connectors")
+		if err != nil || !strings.HasSuffix(out, "[] 200") {
+			return fmt.Errorf("curl -u admin GET /connectors: %v %s", err, out)
+		}
+		return nil
+	})
+	if out, _ := run("https://" + rest + "/connectors"); !strings.HasSuffix(out, " 401") || !strings.Contains(out, "User cannot access the resource.") {
+		t.Errorf("curl without credentials: %s", out)
+	}
+	if out, _ := run("-u", "admin:wrong", "-X", "POST", "https://"+rest+"/connectors"); !strings.HasSuffix(out, " 401") {
+		t.Errorf("curl with a wrong password: %s", out)
+	}
+	// curl refuses the server without the test CA (it is not trusted).
+	if out, err := exec.Command(curl, "-sS", "-u", "admin:"+secAdminPW, "https://"+rest+"/connectors").CombinedOutput(); err == nil {
+		t.Errorf("curl trusted the test certificate without --cacert: %s", out)
+	}
+	if err := p.Stop(30 * time.Second); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	if strings.Contains(p.Output(), secAdminPW) {
+		t.Errorf("the worker's output shows the password")
+	}
+	if !strings.Contains(p.Output(), "REST authentication enabled") {
+		t.Errorf("the worker does not say authentication is on:\n%s", p.Output())
 	}
 }

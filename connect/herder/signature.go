@@ -93,7 +93,7 @@ func validSignature(key []byte, alg string, body, sig []byte) bool {
 	return hmac.Equal(mac.Sum(nil), sig)
 }
 
-// signingConfig fills in Kafka's defaults for the inter.worker.* keys.
+// signingDefaults fills in Kafka's defaults for the inter.worker.* keys.
 func (c *DistributedConfig) signingDefaults() {
 	if c.KeyGenerationAlgorithm == "" {
 		c.KeyGenerationAlgorithm = signatureAlgorithm
