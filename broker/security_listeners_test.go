@@ -23,7 +23,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/fjordhq/fjord/broker"
 	"github.com/fjordhq/fjord/internal/testkit"
 )
 
@@ -179,5 +178,3 @@ func TestSecureListenersFranzGo(t *testing.T) {
 		})
 	}
 }
-
-var _ = broker.Config{}

@@ -8,6 +8,7 @@ import (
 	"crypto/sha512"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -222,7 +223,8 @@ func (s *scramServer) next(msg []byte) (resp []byte, user string, done bool, err
 			return nil, "", false, err
 		}
 		s.user, s.cred, s.gs2Header, s.clientFirstBare = cf.user, cred, cf.gs2Header, cf.bare
-		s.nonce = cf.nonce + base64.RawURLEncoding.EncodeToString(snonce[:])
+		// Alphanumeric, like Kafka's.
+		s.nonce = cf.nonce + hex.EncodeToString(snonce[:])
 		s.serverFirst = "r=" + s.nonce + ",s=" + base64.StdEncoding.EncodeToString(cred.Salt) + ",i=" + strconv.Itoa(int(cred.Iterations))
 		s.step = 1
 		return []byte(s.serverFirst), "", false, nil
@@ -232,7 +234,10 @@ func (s *scramServer) next(msg []byte) (resp []byte, user string, done bool, err
 		if err != nil {
 			return nil, "", false, err
 		}
-		if cf.nonce != s.nonce {
+		// Kafka checks only that the nonce ends with the one it sent:
+		// librdkafka sends its own nonce followed by the server's whole
+		// nonce (which already starts with the client's).
+		if !strings.HasSuffix(cf.nonce, s.nonce) {
 			return nil, "", false, errors.New("Invalid client nonce in the final client message.")
 		}
 		if cf.channelBinding != base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) {
