@@ -160,3 +160,11 @@ func (s *Server) wireScramStore() error {
 	}
 	return nil
 }
+
+// NumConnections is the number of open client connections.
+func (s *Server) NumConnections() int {
+	if s.proto == nil {
+		return 0
+	}
+	return s.proto.NumConnections()
+}
