@@ -85,7 +85,7 @@ func (lc listenerCase) start(t *testing.T, pki *testPKI) string {
 func (lc listenerCase) tls() bool { return strings.HasSuffix(lc.protocol, "SSL") }
 
 // franzOpts are the kgo options for the case, as user/password.
-func (lc listenerCase) franzOpts(t *testing.T, pki *testPKI, user, pass string) []kgo.Opt {
+func (lc listenerCase) franzOpts(t testing.TB, pki *testPKI, user, pass string) []kgo.Opt {
 	var opts []kgo.Opt
 	if lc.tls() {
 		pool := x509.NewCertPool()
