@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/fjordhq/fjord/internal/clientsec"
 )
 
 // DefaultBootstrap is where every command connects when neither
@@ -28,8 +30,10 @@ type ClientOptions struct {
 	// Bootstrap is a comma-separated host:port list.
 	Bootstrap string
 	// CommandConfig is a Java properties file of client settings, as
-	// Kafka's tools take with --command-config. Only client.id is applied
-	// for now; other keys are reported and ignored.
+	// Kafka's tools take with --command-config: client.id and the
+	// security settings (security.protocol, ssl.*, sasl.mechanism,
+	// sasl.jaas.config — see internal/clientsec); other keys are
+	// reported and ignored.
 	CommandConfig string
 	// Timeout bounds connecting and each admin request.
 	Timeout time.Duration
@@ -46,7 +50,7 @@ func (o *ClientOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.Bootstrap, "bootstrap-server", "b", def,
 		"comma-separated host:port list of brokers (env "+BootstrapEnv+")")
 	fs.StringVar(&o.CommandConfig, "command-config", "",
-		"client properties file (as Kafka's tools take); only client.id is applied for now")
+		"client properties file as Kafka's tools take: client.id, security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second,
 		"how long to wait for the cluster to answer")
 }
@@ -90,16 +94,18 @@ func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
 		if err != nil {
 			return nil, err
 		}
+		sec, problems := clientsec.Options(props)
+		if len(problems) > 0 {
+			return nil, fmt.Errorf("--command-config %s: %s", o.CommandConfig, strings.Join(problems, "; "))
+		}
+		opts = append(opts, sec...)
 		for k, v := range props {
-			switch k {
-			case "client.id":
+			switch {
+			case k == "client.id":
 				opts = append(opts, kgo.ClientID(v))
-			case "bootstrap.servers":
+			case k == "bootstrap.servers":
 				// Kafka's tools let --bootstrap-server win too.
-			case "security.protocol":
-				if !strings.EqualFold(v, "PLAINTEXT") {
-					slog.Warn("command-config: only PLAINTEXT is supported yet; connecting without TLS/SASL", "file", o.CommandConfig, "security.protocol", v)
-				}
+			case clientsec.Keys[k]:
 			default:
 				slog.Warn("command-config: property not supported yet; ignored", "file", o.CommandConfig, "key", k)
 			}

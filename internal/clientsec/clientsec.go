@@ -1,4 +1,4 @@
-package runtime
+package clientsec
 
 import (
 	"bytes"
@@ -16,10 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
-// securityKeys are the client keys clientSecurityOpts reads; the rest of
-// ssl.* and sasl.* (Kerberos, OAuth, JSSE tuning) have no counterpart and
-// are reported as ignored.
-var securityKeys = map[string]bool{
+// Keys are the client keys Options reads; the rest of ssl.* and sasl.*
+// (Kerberos, OAuth, JSSE tuning) have no franz-go counterpart.
+var Keys = map[string]bool{
 	"security.protocol": true, "sasl.mechanism": true, "sasl.jaas.config": true,
 	"ssl.truststore.location": true, "ssl.truststore.type": true, "ssl.truststore.certificates": true,
 	"ssl.truststore.password": true, "ssl.keystore.location": true, "ssl.keystore.type": true,
@@ -28,14 +27,14 @@ var securityKeys = map[string]bool{
 	"ssl.enabled.protocols": true, "ssl.protocol": true,
 }
 
-// clientSecurityOpts maps Kafka's client security settings to franz-go
-// options: security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL;
-// TLS trust and client certificates from PEM (ssl.truststore.* and
+// Options maps Kafka's client security settings to franz-go options:
+// security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; TLS trust and client certificates from PEM (ssl.truststore.* and
 // ssl.keystore.* with type PEM, files or inline); hostname verification
 // unless ssl.endpoint.identification.algorithm is empty; SASL PLAIN,
 // SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
-// sasl.jaas.config. Errors never quote a password or key.
-func clientSecurityOpts(props map[string]string) ([]kgo.Opt, []string) {
+// sasl.jaas.config. It returns every problem found; none quotes a
+// password or key.
+func Options(props map[string]string) ([]kgo.Opt, []string) {
 	var problems []string
 	protocol := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
 	useTLS, useSASL := false, false
