@@ -12,6 +12,7 @@ import (
 
 func (s *Server) handleDescribeACLs(r *kmsg.DescribeACLsRequest) *kmsg.DescribeACLsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeACLsResponse)
+	resp.ErrorMessage = ptr("") // Kafka's default for a success
 	if !s.authorizerEnabled() {
 		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, ptr("No Authorizer is configured on the broker")
 		return resp

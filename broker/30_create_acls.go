@@ -4,7 +4,8 @@ package broker
 // CLUSTER resource is named kafka-cluster, names are not empty), then the
 // controller's AclControlManager validation; ACLs are stored in the
 // metadata log. Without authorizer.class.name every creation fails with
-// SECURITY_DISABLED, as Kafka's does.
+// SECURITY_DISABLED, as Kafka's does. A creation using a filter-only
+// code (ANY, MATCH) fails the whole request, as in Kafka.
 
 import (
 	"context"
@@ -24,6 +25,7 @@ func (s *Server) handleCreateACLs(ctx context.Context, r *kmsg.CreateACLsRequest
 	results := make([]kmsg.CreateACLsResponseResult, len(r.Creations))
 	for i := range results {
 		results[i] = kmsg.NewCreateACLsResponseResult()
+		results[i].ErrorMessage = ptr("") // Kafka's default for a success
 	}
 	resp.Results = results
 	fail := func(i int, code *kerr.Error, msg string) {
@@ -34,6 +36,18 @@ func (s *Server) handleCreateACLs(ctx context.Context, r *kmsg.CreateACLsRequest
 			fail(i, kerr.SecurityDisabled, "No Authorizer is configured.")
 		}
 		return resp
+	}
+	// Kafka builds every creation's AclBinding before validating any, and
+	// ResourcePattern/AccessControlEntry refuse the filter-only codes: one
+	// such creation fails the whole request with UNKNOWN_SERVER_ERROR
+	// (Kafka 4.4 answers so, without a message; we say which).
+	for _, c := range r.Creations {
+		if msg := filterOnlyCode(c); msg != "" {
+			for i := range results {
+				fail(i, kerr.UnknownServerError, msg)
+			}
+			return resp
+		}
 	}
 	var acls []auth.ACL
 	var idx []int
@@ -84,4 +98,20 @@ func countNil(errs []*controller.Error) int {
 		}
 	}
 	return n
+}
+
+// filterOnlyCode names a code of c that only filters may use, as the
+// exception Kafka's constructors throw, or returns "".
+func filterOnlyCode(c kmsg.CreateACLsRequestCreation) string {
+	switch {
+	case c.ResourceType == kmsg.ACLResourceTypeAny:
+		return "resourceType must not be ANY"
+	case c.ResourcePatternType == kmsg.ACLResourcePatternTypeMatch || c.ResourcePatternType == kmsg.ACLResourcePatternTypeAny:
+		return "patternType must not be " + auth.PatternType(c.ResourcePatternType).String()
+	case c.Operation == kmsg.ACLOperationAny:
+		return "operation must not be ANY"
+	case c.PermissionType == kmsg.ACLPermissionTypeAny:
+		return "permissionType must not be ANY"
+	}
+	return ""
 }

@@ -12,6 +12,7 @@ import (
 
 func (s *Server) handleDescribeUserSCRAMCredentials(r *kmsg.DescribeUserSCRAMCredentialsRequest) *kmsg.DescribeUserSCRAMCredentialsResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	resp.ErrorMessage = ptr("") // Kafka's default for a success, here and per user
 	img := s.image()
 	var users []string
 	dup := map[string]bool{}
@@ -31,6 +32,7 @@ func (s *Server) handleDescribeUserSCRAMCredentials(r *kmsg.DescribeUserSCRAMCre
 	for _, user := range users {
 		res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
 		res.User = user
+		res.ErrorMessage = ptr("")
 		creds := img.ScramCredentials(user)
 		switch {
 		case dup[user]:

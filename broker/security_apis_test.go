@@ -128,18 +128,49 @@ func TestACLsBadInputsAnswerAsKafka(t *testing.T) {
 		return c
 	}
 	topic, lit, read, allow := kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+	valid := creation(topic, "t", lit, read, allow)
+
+	// A filter-only code (ANY, MATCH) in one creation fails every
+	// creation of the request, as Kafka's CreateAcls does.
+	for _, c := range []struct {
+		c   kmsg.CreateACLsRequestCreation
+		msg string
+	}{
+		{creation(topic, "t", kmsg.ACLResourcePatternTypeMatch, read, allow), "patternType must not be MATCH"},
+		{creation(topic, "t", kmsg.ACLResourcePatternTypeAny, read, allow), "patternType must not be ANY"},
+		{creation(kmsg.ACLResourceTypeAny, "t", lit, read, allow), "resourceType must not be ANY"},
+		{creation(topic, "t", lit, kmsg.ACLOperationAny, allow), "operation must not be ANY"},
+		{creation(topic, "t", lit, read, kmsg.ACLPermissionTypeAny), "permissionType must not be ANY"},
+	} {
+		req := kmsg.NewPtrCreateACLsRequest()
+		req.Creations = append(req.Creations, valid, c.c)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range resp.Results {
+			if r.ErrorCode != kerr.UnknownServerError.Code || deref(r.ErrorMessage) != c.msg {
+				t.Errorf("%s, creation %d: got %d %s", c.msg, i, r.ErrorCode, deref(r.ErrorMessage))
+			}
+		}
+	}
+	if n := len(b.Server.Image().ACLs); n != 0 {
+		t.Fatalf("image holds %d ACLs after refused requests", n)
+	}
+
+	// Otherwise each creation stands alone. (Kafka cannot parse UNKNOWN
+	// codes at all; Fjord answers them per creation.)
 	cases := []struct {
 		c    kmsg.CreateACLsRequestCreation
 		code int16
 		msg  string
 	}{
-		{creation(topic, "t", kmsg.ACLResourcePatternTypeMatch, read, allow), kerr.InvalidRequest.Code, "Invalid patternType MATCH"},
-		{creation(topic, "t", kmsg.ACLResourcePatternTypeAny, read, allow), kerr.InvalidRequest.Code, "Invalid patternType ANY"},
-		{creation(kmsg.ACLResourceTypeAny, "t", lit, read, allow), kerr.InvalidRequest.Code, "Invalid resourceType ANY"},
-		{creation(topic, "t", lit, kmsg.ACLOperationAny, allow), kerr.InvalidRequest.Code, "Invalid operation ANY"},
-		{creation(topic, "t", lit, read, kmsg.ACLPermissionTypeAny), kerr.InvalidRequest.Code, "Invalid permissionType ANY"},
 		{creation(kmsg.ACLResourceTypeCluster, "c", lit, kmsg.ACLOperationAlter, allow), kerr.InvalidRequest.Code, "The only valid name for the CLUSTER resource is kafka-cluster"},
 		{creation(topic, "", lit, read, allow), kerr.InvalidRequest.Code, "Invalid empty resource name"},
+		{creation(kmsg.ACLResourceTypeUnknown, "t", lit, read, allow), kerr.InvalidRequest.Code, "Invalid resourceType UNKNOWN"},
+		{creation(topic, "t", kmsg.ACLResourcePatternTypeUnknown, read, allow), kerr.InvalidRequest.Code, "Invalid patternType UNKNOWN"},
+		{creation(topic, "t", lit, kmsg.ACLOperationUnknown, allow), kerr.InvalidRequest.Code, "Invalid operation UNKNOWN"},
+		{creation(topic, "t", lit, read, kmsg.ACLPermissionTypeUnknown), kerr.InvalidRequest.Code, "Invalid permissionType UNKNOWN"},
 		{creation(kmsg.ACLResourceTypeCluster, "kafka-cluster", lit, kmsg.ACLOperationAlter, allow), 0, ""},
 	}
 	req := kmsg.NewPtrCreateACLsRequest()
