@@ -224,6 +224,10 @@ func (a *Auth) Wrap(h http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, fmt.Sprintf("User %s has the %s role and may not %s %s; it needs the %s role", p.Name, p.Role, r.Method, r.URL.Path, RoleAdmin))
 			return
 		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			// An audit line per change: who asked for what (never a body).
+			a.log.Info("REST change requested", "user", p.Name, "auth", p.Scheme, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }
