@@ -152,7 +152,7 @@ func TestAuthBasicTokensAndRoles(t *testing.T) {
 	}
 	// Failed attempts are logged (at debug) with the user name, never
 	// with a password or token.
-	if !strings.Contains(logs.String(), `msg="REST change requested" user=ci-bot auth=bearer method=DELETE path=/connectors/c`) {
+	if !strings.Contains(logs.String(), `msg="REST change requested" component=rest-auth user=ci-bot auth=bearer method=DELETE path=/connectors/c`) {
 		t.Errorf("a change is not audited: %s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "user=mallory") {
