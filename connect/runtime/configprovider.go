@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/connect/configprovider"
+	"github.com/fjordhq/fjord/connect/herder"
 )
 
 // resolveWorkerProps builds the providers a worker.properties declares
@@ -112,4 +115,62 @@ func loggableConfig(w *WorkerConfig, raw map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// resolveForValidation resolves a config's variables for validation as
+// Kafka's AbstractHerder.validateConnectorConfig does. Variables that do
+// not resolve stay as written and their errors are returned by key, to
+// be reported on those keys.
+func (w *Worker) resolveForValidation(raw map[string]string) (map[string]string, *secretMask, map[string][]string) {
+	rc, err := w.resolveConnectorConfig("connector", raw)
+	if err == nil {
+		return rc.props, rc.mask, nil
+	}
+	unresolved := map[string][]string{}
+	var errs configprovider.ResolveErrors
+	if errors.As(err, &errs) {
+		for _, e := range errs {
+			unresolved[e.Key] = append(unresolved[e.Key], e.Error())
+		}
+	}
+	m := &secretMask{}
+	m.add(passwordValues(w.cfg, raw)...)
+	return raw, m, unresolved
+}
+
+// unresolveInfos puts the placeholders back into a validation answer (the
+// values of keys written with variables), masks resolved values out of
+// every error message, and adds the errors of variables that did not
+// resolve. Kafka shows resolved values here; Fjord does not, so a
+// config provider's secrets stay out of REST answers.
+func unresolveInfos(infos *herder.ConfigInfos, raw map[string]string, mask *secretMask, unresolved map[string][]string) *herder.ConfigInfos {
+	for i := range infos.Configs {
+		v := &infos.Configs[i].Value
+		if rv, ok := raw[v.Name]; ok && configprovider.HasVariables(rv) && v.Value != nil && *v.Value != "[hidden]" {
+			s := rv
+			v.Value = &s
+		}
+		for j, e := range v.Errors {
+			v.Errors[j] = mask.String(e)
+		}
+		for j, r := range v.RecommendedValues {
+			v.RecommendedValues[j] = mask.String(r)
+		}
+		if errs, ok := unresolved[v.Name]; ok {
+			// The value was validated as written ("${...}"); its type
+			// errors follow from the variable and would only confuse.
+			infos.ErrorCount += len(errs) - len(v.Errors)
+			v.Errors = errs
+			delete(unresolved, v.Name)
+		}
+	}
+	// Keys the definitions do not know (a connector's free-form keys) get
+	// an entry of their own, as Kafka reports unknown keys with errors.
+	for _, k := range slices.Sorted(maps.Keys(unresolved)) {
+		s := raw[k]
+		infos.Configs = append(infos.Configs, herder.ConfigInfo{Value: herder.ConfigValueInfo{
+			Name: k, Value: &s, RecommendedValues: []string{}, Errors: unresolved[k], Visible: true}})
+		infos.ErrorCount += len(unresolved[k])
+	}
+	return infos
 }

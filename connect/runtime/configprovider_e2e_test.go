@@ -204,29 +204,50 @@ func jsonEscape(s string) string {
 	return strings.ReplaceAll(s, `\`, `\\`)
 }
 
-// Variables that cannot be resolved fail the connector with an error
-// naming the variable and what to do.
-func TestConfigProviderErrorsFailTheConnector(t *testing.T) {
+// Variables that cannot be resolved refuse the connector at creation
+// (its validation reports them on their keys, naming the variable and
+// what to do), and fail it when they stop resolving later (a secret file
+// changed under a running connector, then a restart).
+func TestConfigProviderErrors(t *testing.T) {
 	b := testkit.StartBroker(t, nil)
 	dir := t.TempDir()
 	props := filepath.Join(dir, "a.properties")
-	if err := os.WriteFile(props, []byte("present=yes\n"), 0o600); err != nil {
+	if err := os.WriteFile(props, []byte("present="+filepath.Join(dir, "out.txt")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w := connectkit.Start(t, b.Addr, connectkit.Options{Props: map[string]string{
 		"config.providers": "file", "config.providers.file.class": "file",
 	}})
+	ctx := testkit.Context(t, 30*time.Second)
 	cases := map[string]struct{ value, want string }{
 		"unknown-provider": {"${vault:secret/db:path}", "config provider vault is not configured (the worker's config.providers is file); add it there"},
 		"missing-key":      {"${file:" + props + ":absent}", "provider file found no key absent at " + props},
 		"missing-file":     {"${file:" + filepath.Join(dir, "nope.properties") + ":k}", "could not read properties from file"},
 	}
 	for name, c := range cases {
-		w.Create(t, map[string]string{"name": name, "connector.class": "FileStreamSink", "topics": "t", "file": c.value})
-		trace := w.WaitFailed(t, name, 30*time.Second)
-		if !strings.Contains(trace, "config file: cannot resolve "+c.value) || !strings.Contains(trace, c.want) {
-			t.Errorf("%s: trace %q, want the key, the variable and %q", name, trace, c.want)
+		_, _, err := w.H.PutConnectorConfig(ctx, name, map[string]string{"name": name, "connector.class": "FileStreamSink", "topics": "t", "file": c.value}, "", false)
+		if err == nil || !strings.Contains(err.Error(), "config file: cannot resolve "+c.value) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: creation answered %v; want a refusal naming the key, the variable and %q", name, err, c.want)
 		}
+	}
+
+	w.Create(t, map[string]string{"name": "later", "connector.class": "FileStreamSink", "topics": "t", "file": "${file:" + props + ":present}"})
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		st, err := w.H.ConnectorStatus(ctx, "later")
+		if err != nil || st.Connector.State != "RUNNING" {
+			return fmt.Errorf("status %+v %v", st, err)
+		}
+		return nil
+	})
+	if err := os.WriteFile(props, []byte("renamed=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.H.RestartConnector(ctx, "later", false, false); err != nil {
+		t.Logf("restart: %v", err)
+	}
+	trace := w.WaitFailed(t, "later", 30*time.Second)
+	if !strings.Contains(trace, "config file: cannot resolve ${file:"+props+":present}") || !strings.Contains(trace, "found no key present") {
+		t.Errorf("trace %q; want the key and the variable that no longer resolves", trace)
 	}
 }
 

@@ -134,7 +134,10 @@ func (w *Worker) ConnectorType(config map[string]string) herder.ConnectorType {
 // Errors are Kafka's: a config without connector.class is a
 // BadRequestException surfacing as 500, an unknown class a 400.
 func (w *Worker) ValidateConnectorConfig(_ context.Context, config map[string]string) (*herder.ConfigInfos, error) {
-	v, err := ValidateConnectorConfig(w.cfg, config)
+	// Kafka validates the config with its variables resolved; the answer
+	// shows them unresolved (validation.go: validateResolved).
+	resolved, mask, unresolved := w.resolveForValidation(config)
+	v, err := ValidateConnectorConfig(w.cfg, resolved)
 	var unknown *UnknownConnectorError
 	switch {
 	case errors.Is(err, ErrNoConnectorClass):
@@ -142,9 +145,9 @@ func (w *Worker) ValidateConnectorConfig(_ context.Context, config map[string]st
 	case errors.As(err, &unknown):
 		return nil, herder.Errorf(http.StatusBadRequest, "%s", err.Error())
 	case err != nil:
-		return nil, err
+		return nil, mask.Err(err)
 	}
-	return v.Infos(), nil
+	return unresolveInfos(v.Infos(), config, mask, unresolved), nil
 }
 
 // StartConnector starts a connector instance in the target state: a
