@@ -137,6 +137,7 @@ func (s *Server) joinCluster(host string, port int32) error {
 	cl.throttles = &replicationThrottles{leader: replica.NewThrottle(0), follower: replica.NewThrottle(0)}
 	cl.fetchers = replica.NewFetcherManager(replica.FetcherOptions{
 		LocalID:           cfg.NodeID,
+		Dialer:            cfg.Cluster.InterBrokerDialer,
 		BrokerEpoch:       s.brokerEpoch,
 		Resolve:           s.replicationAddr,
 		MaxBytes:          cfg.Cluster.ReplicaFetchResponseMaxBytes,

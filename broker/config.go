@@ -16,6 +16,7 @@ import (
 	"github.com/fjordhq/fjord/broker/log"
 	"github.com/fjordhq/fjord/broker/metadata"
 	"github.com/fjordhq/fjord/broker/protocol"
+	"github.com/fjordhq/fjord/broker/wire"
 )
 
 // Config is what a Server needs, in the broker's own terms. ConfigFrom
@@ -99,6 +100,10 @@ type ClusterConfig struct {
 	// InterBrokerListener is inter.broker.listener.name: the listener of
 	// other brokers this one replicates from.
 	InterBrokerListener string
+	// InterBrokerDialer connects to that listener with its security
+	// protocol (TLS truststore, SASL sasl.mechanism.inter.broker.protocol
+	// with the listener's JAAS username/password); nil for PLAINTEXT.
+	InterBrokerDialer *wire.Dialer
 	// StaticConfigs are server.properties, for the controller's own
 	// settings (unclean.leader.election.enable, auto.leader.rebalance.*).
 	StaticConfigs map[string]string

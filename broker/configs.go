@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
@@ -112,6 +113,9 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 	}
 	for _, l := range b.Listeners {
 		if len(b.ControllerListenerNames) > 0 && l.Name == b.ControllerListenerNames[0] {
+			if l.SecurityProtocol != "" && l.SecurityProtocol != "PLAINTEXT" {
+				return Config{}, fmt.Errorf("controller listener %s uses %s: controller listeners serve PLAINTEXT only so far; map it to PLAINTEXT in listener.security.protocol.map and keep it on a private network", l.Name, l.SecurityProtocol)
+			}
 			cfg.Cluster.ControllerListenAddr = l.Addr()
 		}
 	}
@@ -138,6 +142,13 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 			cfg.ListenAddr = l.Addr()
 		} else {
 			cfg.ExtraListenAddrs = append(cfg.ExtraListenAddrs, l.Addr())
+		}
+	}
+	// Only a cluster's brokers dial each other; a single node needs no
+	// inter-broker credentials.
+	if cfg.Cluster.Enabled() && cfg.Cluster.Broker {
+		if cfg.Cluster.InterBrokerDialer, err = interBrokerDialer(props, b); err != nil {
+			return Config{}, err
 		}
 	}
 	cfg.MaxConnections = limitOrZero(propInt(props, "max.connections", 0))

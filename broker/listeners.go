@@ -7,8 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
 	"github.com/fjordhq/fjord/broker/config"
 	"github.com/fjordhq/fjord/broker/protocol"
+	"github.com/fjordhq/fjord/broker/wire"
 )
 
 // supportedSASLMechanisms are the mechanisms Fjord's listeners serve.
@@ -167,4 +171,71 @@ func (s *Server) NumConnections() int {
 		return 0
 	}
 	return s.proto.NumConnections()
+}
+
+// interBrokerDialer is how this broker connects to the others' listener
+// named by inter.broker.listener.name (or security.inter.broker.protocol):
+// the listener's truststore (and keystore, for ssl.client.auth), and for
+// SASL sasl.mechanism.inter.broker.protocol with the username and
+// password of the listener's JAAS line, as Kafka takes them
+// (listener.name.<l>.<mechanism>.sasl.jaas.config). nil for PLAINTEXT.
+func interBrokerDialer(props map[string]string, b *config.Broker) (*wire.Dialer, error) {
+	name := b.InterBrokerListenerName
+	if name == "" {
+		name = strings.ToUpper(strings.TrimSpace(props["security.inter.broker.protocol"]))
+	}
+	var l *config.Listener
+	for i := range b.Listeners {
+		if b.Listeners[i].Name == name {
+			l = &b.Listeners[i]
+		}
+	}
+	if l == nil || l.SecurityProtocol == "" || l.SecurityProtocol == "PLAINTEXT" {
+		return nil, nil
+	}
+	p := newListenerProps(props, l.Name)
+	d := &wire.Dialer{}
+	if l.SecurityProtocol == "SSL" || l.SecurityProtocol == "SASL_SSL" {
+		get := func(key string) string {
+			if key == "ssl.endpoint.identification.algorithm" {
+				return p.withDefault(key, "https")
+			}
+			return p.get(key)
+		}
+		cfg, err := protocol.ClientTLSConfig(get, "")
+		if err != nil {
+			return nil, fmt.Errorf("inter-broker listener %s: %w", l.Name, err)
+		}
+		d.TLS = cfg
+	}
+	if strings.HasPrefix(l.SecurityProtocol, "SASL_") {
+		mech := strings.ToUpper(p.withDefault("sasl.mechanism.inter.broker.protocol", "GSSAPI"))
+		raw := p.get(strings.ToLower(mech) + ".sasl.jaas.config")
+		if raw == "" {
+			raw = p.get("sasl.jaas.config")
+		}
+		if raw == "" {
+			return nil, fmt.Errorf("inter-broker listener %s uses %s: set listener.name.%s.%s.sasl.jaas.config with username and password",
+				l.Name, mech, strings.ToLower(l.Name), strings.ToLower(mech))
+		}
+		j, err := protocol.ParseJAAS(raw)
+		if err != nil {
+			return nil, err
+		}
+		user, pass := j.Options["username"], j.Options["password"]
+		if user == "" {
+			return nil, fmt.Errorf("inter-broker listener %s: the %s JAAS config needs username=\"...\" password=\"...\" for the broker's own connections", l.Name, mech)
+		}
+		switch mech {
+		case "PLAIN":
+			d.SASL = plain.Auth{User: user, Pass: pass}.AsMechanism()
+		case "SCRAM-SHA-256":
+			d.SASL = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+		case "SCRAM-SHA-512":
+			d.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+		default:
+			return nil, fmt.Errorf("sasl.mechanism.inter.broker.protocol=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+		}
+	}
+	return d, nil
 }

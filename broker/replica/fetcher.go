@@ -42,6 +42,9 @@ const (
 // FetcherOptions configure a FetcherManager.
 type FetcherOptions struct {
 	LocalID int32
+	// Dialer opens connections to leaders with the inter-broker
+	// listener's security protocol (nil: PLAINTEXT).
+	Dialer *wire.Dialer
 	// BrokerEpoch is this broker's epoch from its registration, sent in
 	// every fetch (KIP-903); nil sends -1.
 	BrokerEpoch func() int64
@@ -429,7 +432,7 @@ func (fe *fetcher) connection() (*wire.Conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(fe.ctx, fe.m.o.RequestTimeout)
 	defer cancel()
-	c, err := wire.Dial(ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", fe.m.o.LocalID))
+	c, err := fe.m.o.Dialer.Dial(ctx, addr, fmt.Sprintf("broker-%d-fetcher-0", fe.m.o.LocalID))
 	if err != nil {
 		return nil, err
 	}

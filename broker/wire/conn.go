@@ -45,6 +45,9 @@ type Conn struct {
 	pending []*call
 	err     error
 	done    chan struct{}
+	// expiry is when the SASL session nears its end (Dialer.Dial);
+	// Broken reports true from then on so callers redial.
+	expiry sessionExpiry
 }
 
 type call struct {
@@ -91,6 +94,17 @@ func (c *Conn) Close() error {
 
 // Broken reports whether the connection can no longer be used.
 func (c *Conn) Broken() bool {
+	if e := c.expiry.Load(); e != 0 && time.Now().UnixNano() > e {
+		// Retire it once idle: requests in flight finish first (the
+		// margin leaves them time before the broker's deadline).
+		c.mu.Lock()
+		idle := len(c.pending) == 0
+		c.mu.Unlock()
+		if idle {
+			c.fail(errors.New("wire: SASL session lifetime (connections.max.reauth.ms) nearly over; redial"))
+			return true
+		}
+	}
 	select {
 	case <-c.done:
 		return true
