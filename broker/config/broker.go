@@ -195,7 +195,11 @@ func logKey(logger *slog.Logger, k string) {
 		return
 	}
 	if base, ok := listenerBase(k); ok {
-		logger.Debug("per-listener Kafka config accepted; Fjord does not use it", "key", k, "base", base)
+		// Listener overrides of the TLS and SASL keys Fjord reads are
+		// used (broker/listeners.go); others are accepted only.
+		if s, known := brokerTable.byName[base]; !known || !s.Used {
+			logger.Debug("per-listener Kafka config accepted; Fjord does not use it", "key", k, "base", base)
+		}
 		return
 	}
 	if t, ok := topicTable.byName[k]; ok && len(t.Synonyms) > 0 {

@@ -149,7 +149,7 @@ func TestUnknownKeysLogged(t *testing.T) {
 		"log.retention.hourz": "1",    // typo: Kafka does not know it either
 		"num.io.threads":      "16",   // Kafka's, ignored by Fjord
 		"retention.ms":        "1000", // a topic key in the broker file
-		"listener.name.plaintext.ssl.keystore.location": "/x",
+		"listener.name.plaintext.ssl.keymanager.algorithm": "/x",
 		"num.partitions": "3", // used: silent
 	}, logger)
 	if err != nil {
@@ -160,7 +160,7 @@ func TestUnknownKeysLogged(t *testing.T) {
 		"level=WARN msg=\"unknown broker config ignored (Apache Kafka does not define it either; a typo?)\" key=log.retention.hourz",
 		"level=DEBUG msg=\"Apache Kafka broker config accepted; Fjord does not use it\" key=num.io.threads",
 		"level=WARN msg=\"topic config in broker properties has no effect; use the broker-level name\" key=retention.ms broker_key=log.retention.ms",
-		"level=DEBUG msg=\"per-listener Kafka config accepted; Fjord does not use it\" key=listener.name.plaintext.ssl.keystore.location",
+		"level=DEBUG msg=\"per-listener Kafka config accepted; Fjord does not use it\" key=listener.name.plaintext.ssl.keymanager.algorithm",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
