@@ -20,7 +20,7 @@ const (
 	readToken  = "fedcba9876543210fedcba9876543210"
 )
 
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -31,7 +31,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 // authFiles writes a credentials file (Kafka's format), a tokens file
 // and a JAAS file naming the credentials file.
-func authFiles(t *testing.T) (creds, tokens, jaas string) {
+func authFiles(t testing.TB) (creds, tokens, jaas string) {
 	dir := t.TempDir()
 	creds = writeFile(t, dir, "credentials.properties", "# Kafka's PropertyFileLoginModule format\nadmin: "+adminPW+"\nreader="+readerPW+"\n")
 	tokens = writeFile(t, dir, "tokens", "# token role name\n"+adminToken+" admin ci-bot\n"+readToken+" read-only grafana\n")
