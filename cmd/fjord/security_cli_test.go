@@ -131,6 +131,7 @@ func TestACLCommands(t *testing.T) {
 	wantErr(t, b.Addr, "", []string{"acl", "add", "--allow-principal", "User:a", "--topic", "t", "--resource-pattern-type", "match"}, "literal or prefixed")
 	wantErr(t, b.Addr, "", []string{"acl", "add", "--allow-principal", "User:a"}, "name a resource")
 	wantErr(t, b.Addr, "", []string{"acl", "remove"}, "name what to remove")
+	wantErr(t, b.Addr, "", []string{"acl", "add", "--deny-principal", "User:a", "--allow-host", "1.2.3.4", "--topic", "t"}, "--allow-host needs --allow-principal")
 }
 
 func TestACLCommandsWithoutAuthorizer(t *testing.T) {

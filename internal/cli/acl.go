@@ -164,6 +164,12 @@ func ACLAdd(ctx context.Context, co *ClientOptions, o ACLAddOptions, p *Printer)
 	if len(o.AllowPrincipals)+len(o.DenyPrincipals) == 0 {
 		return errors.New("name a principal: --allow-principal User:NAME or --deny-principal User:NAME (User:* for everyone)")
 	}
+	if len(o.AllowHosts) > 0 && len(o.AllowPrincipals) == 0 {
+		return errors.New("--allow-host needs --allow-principal: name who may connect from there")
+	}
+	if len(o.DenyHosts) > 0 && len(o.DenyPrincipals) == 0 {
+		return errors.New("--deny-host needs --deny-principal: name who is denied from there")
+	}
 	if err := checkPrincipals(append(slices.Clone(o.AllowPrincipals), o.DenyPrincipals...)); err != nil {
 		return err
 	}
