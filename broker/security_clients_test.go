@@ -27,6 +27,45 @@ func (lc listenerCase) kcatArgs(pki *testPKI, user, pass string) []string {
 	return args
 }
 
+// librdkafkaConfig is the kcat settings as a confluent-kafka config.
+func (lc listenerCase) librdkafkaConfig(pki *testPKI, addr, user, pass string) string {
+	c := map[string]string{"bootstrap.servers": addr}
+	args := lc.kcatArgs(pki, user, pass)
+	for i := 1; i < len(args); i += 2 {
+		k, v, _ := strings.Cut(args[i], "=")
+		c[k] = v
+	}
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// confluentRoundTrip produces five records and reads them back with
+// confluent-kafka; a failure prints the error.
+const confluentRoundTrip = `
+import json, sys
+from confluent_kafka import Producer, Consumer, KafkaException
+cfg = json.loads(sys.argv[1]); topic = sys.argv[2]
+errs = []
+def on_error(e): errs.append(str(e))
+p = Producer(dict(cfg, **{"error_cb": on_error, "message.timeout.ms": 10000}))
+for i in range(5):
+    p.produce(topic, b"ck%d" % i)
+left = p.flush(15)
+if left or errs:
+    print(json.dumps({"error": "produce", "message": "; ".join(errs[:3]) or "%d not delivered" % left})); sys.exit(0)
+c = Consumer(dict(cfg, **{"group.id": "ck", "auto.offset.reset": "earliest", "error_cb": on_error}))
+c.subscribe([topic])
+got = 0
+import time
+deadline = time.time() + 20
+while got < 5 and time.time() < deadline:
+    m = c.poll(1)
+    if m is not None and not m.error():
+        got += 1
+c.close()
+print(json.dumps({"consumed": got, "error": "; ".join(errs[:3]) if got < 5 else ""}))
+`
+
 // pythonConfig is kafka-python's settings for the case.
 func (lc listenerCase) pythonConfig(pki *testPKI, addr, user, pass string) string {
 	c := map[string]any{"bootstrap_servers": addr, "security_protocol": lc.protocol}
@@ -89,7 +128,7 @@ func TestSecureListenersKcatAndPython(t *testing.T) {
 			if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "kcat"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "python"); err != nil {
+			if _, err := kadm.NewClient(cl).CreateTopics(ctx, 1, 1, nil, "python", "confluent"); err != nil {
 				t.Fatal(err)
 			}
 
@@ -107,6 +146,20 @@ func TestSecureListenersKcatAndPython(t *testing.T) {
 				_, se, err := testkit.Kcat(t, 30*time.Second, "", append(bad, "-L")...)
 				if err == nil || !strings.Contains(se, "Authentication failed") {
 					t.Fatalf("kcat with a wrong password: want an authentication failure, got err %v\n%s", err, se)
+				}
+			}
+
+			// confluent-kafka (librdkafka from Python).
+			var ck pyResult
+			lastJSON(t, testkit.Python(t, 60*time.Second, confluentRoundTrip, lc.librdkafkaConfig(pki, addr, "alice", "alice-secret"), "confluent"), &ck)
+			if ck.Error != "" || ck.Consumed != 5 {
+				t.Fatalf("confluent-kafka: %+v", ck)
+			}
+			if lc.mechanism != "" {
+				ck = pyResult{}
+				lastJSON(t, testkit.Python(t, 60*time.Second, confluentRoundTrip, lc.librdkafkaConfig(pki, addr, "alice", "wrong"), "confluent"), &ck)
+				if !strings.Contains(ck.Message, "Authentication failed") {
+					t.Fatalf("confluent-kafka with a wrong password: want an authentication failure, got %+v", ck)
 				}
 			}
 
