@@ -1,13 +1,21 @@
 package broker_test
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/fjordhq/fjord/broker/wire"
 	"github.com/fjordhq/fjord/internal/testkit"
 )
 
@@ -55,5 +63,43 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 		if len(p.ISR) != 3 {
 			t.Fatalf("partition %d ISR %v, want all three replicas in sync over SASL_SSL", p.Partition, p.ISR)
 		}
+	}
+}
+
+// The node-to-node client authenticates with SCRAM over TLS, reports a
+// wrong password as Kafka's error, and retires its connection before
+// the broker's session lifetime runs out (callers redial broken ones).
+func TestWireDialerSCRAMOverTLS(t *testing.T) {
+	pki := newTestPKI(t)
+	lc := listenerCases()[4] // SASL_SSL SCRAM-SHA-256
+	props := lc.props(pki)
+	props["connections.max.reauth.ms"] = "1000"
+	addr := startSecureBroker(t, props, newMemScram(t, testUsers)).Addr().String()
+	ca, _ := os.ReadFile(pki.CA)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	ctx := testkit.Context(t, 30*time.Second)
+
+	bad := &wire.Dialer{TLS: &tls.Config{RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha256Mechanism()}
+	if _, err := bad.Dial(ctx, addr, "test"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("wrong password: want SASL_AUTHENTICATION_FAILED, got %v", err)
+	}
+	d := &wire.Dialer{TLS: &tls.Config{RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "admin-secret"}.AsSha256Mechanism()}
+	c, err := d.Dial(ctx, addr, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(9)
+	if _, err := c.Request(ctx, md); err != nil {
+		t.Fatalf("Metadata after SCRAM: %v", err)
+	}
+	if c.Broken() {
+		t.Fatal("fresh connection reported broken")
+	}
+	time.Sleep(900 * time.Millisecond)
+	if !c.Broken() {
+		t.Fatal("connection still in use at 90% of its 1 s SASL session")
 	}
 }
