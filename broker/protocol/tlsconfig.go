@@ -179,6 +179,7 @@ func loadKeystore(get SSLGetter) (*tls.Certificate, error) {
 		data = []byte(key + "\n" + chain)
 	}
 	var certPEM, keyPEM []byte
+	var decrypted any
 	for rest := data; ; {
 		var b *pem.Block
 		b, rest = pem.Decode(rest)
@@ -188,11 +189,28 @@ func loadKeystore(get SSLGetter) (*tls.Certificate, error) {
 		switch {
 		case b.Type == "CERTIFICATE":
 			certPEM = append(certPEM, pem.EncodeToMemory(b)...)
+		case b.Headers["Proc-Type"] != "":
+			return nil, fmt.Errorf("%s: legacy encrypted PEM keys are not supported: convert with openssl pkcs8 -topk8 -v2 aes-256-cbc and set ssl.key.password", what)
 		case b.Type == "ENCRYPTED PRIVATE KEY":
-			return nil, fmt.Errorf("%s: encrypted PKCS#8 keys (ssl.key.password) are not supported yet; store the key unencrypted (openssl pkcs8 -topk8 -nocrypt) and protect the file", what)
+			pw := get("ssl.key.password")
+			if pw == "" {
+				return nil, fmt.Errorf("%s: the private key is encrypted: set ssl.key.password", what)
+			}
+			k, err := decryptPKCS8(b.Bytes, pw)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			decrypted = k
 		case strings.HasSuffix(b.Type, "PRIVATE KEY"):
 			keyPEM = pem.EncodeToMemory(b)
 		}
+	}
+	if decrypted != nil {
+		der, err := x509.MarshalPKCS8PrivateKey(decrypted)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	}
 	if certPEM == nil || keyPEM == nil {
 		return nil, fmt.Errorf("%s must hold a PEM private key and certificate chain", what)
