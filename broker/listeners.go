@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,12 @@ func listenerSecurity(props map[string]string, l config.Listener, reauth time.Du
 	case "PLAINTEXT":
 		return nil, nil
 	case "SSL", "SASL_SSL":
+		// Only Kafka's DEFAULT mapping (the subject DN as it is) is
+		// implemented; refusing other rules beats naming principals
+		// differently from what the ACLs expect.
+		if r := p.withDefault("ssl.principal.mapping.rules", "DEFAULT"); r != "DEFAULT" {
+			return nil, fmt.Errorf("listener %s: ssl.principal.mapping.rules=%q is not supported yet; only DEFAULT (User:<subject DN>)", l.Name, r)
+		}
 		cfg, err := protocol.ServerTLSConfig(p.get)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s (%s): %w", l.Name, proto, err)
@@ -82,6 +89,13 @@ func listenerSecurity(props map[string]string, l config.Listener, reauth time.Du
 
 func listenerSASL(p listenerProps, name string, reauth time.Duration) (*protocol.SASLConfig, error) {
 	cfg := &protocol.SASLConfig{SessionLifetime: reauth}
+	if v := p.get("sasl.server.max.receive.size"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("sasl.server.max.receive.size=%q: must be a positive number of bytes", v)
+		}
+		cfg.MaxReceiveSize = int32(n)
+	}
 	for _, m := range strings.Split(p.withDefault("sasl.enabled.mechanisms", "GSSAPI"), ",") {
 		m = strings.ToUpper(strings.TrimSpace(m))
 		if m == "" {

@@ -134,6 +134,8 @@ var brokerNotes = map[string]note{
 	"ssl.truststore.type":                       used("PEM only."),
 	"ssl.truststore.location":                   used("PEM file of CA certificates that verify client certificates (ssl.client.auth) and other brokers."),
 	"ssl.truststore.certificates":               used("Inline PEM CA certificates instead of ssl.truststore.location."),
+	"sasl.server.max.receive.size":              used("Largest frame a SASL listener reads before the client has authenticated; bigger ones close the connection."),
+	"ssl.principal.mapping.rules":               used("Only DEFAULT (the principal is User:<subject DN in RFC 2253 form>); other rules are refused."),
 	"ssl.client.auth":                           used("required, requested or none: whether TLS clients must present a certificate; its subject DN (RFC 2253) becomes the principal, User:CN=...,OU=...."),
 	"ssl.enabled.protocols":                     used("TLSv1.2 and/or TLSv1.3; older versions are refused."),
 	"ssl.cipher.suites":                         used("Cipher suites by IANA name (TLS 1.2); empty: Go's defaults."),

@@ -47,6 +47,9 @@ type saslSession struct {
 	reauth    bool
 	expiry    time.Time // zero: the session does not expire
 	rawTokens atomic.Bool
+	// authenticated is set once the first exchange succeeded; until then
+	// the reader caps frames at sasl.server.max.receive.size.
+	authenticated atomic.Bool
 }
 
 // saslMechanism is one mechanism's server side: it consumes a client
@@ -197,6 +200,7 @@ func (c *Conn) saslStep(token []byte) ([]byte, error) {
 		return nil, authFailed("Cannot change principals during re-authentication from " + c.Principal().String() + ": " + p.String())
 	}
 	c.setPrincipal(p)
+	s.authenticated.Store(true)
 	s.state, s.server = saslComplete, nil
 	s.rawTokens.Store(false)
 	s.expiry = time.Time{}
@@ -221,9 +225,24 @@ func (c *Conn) saslErrorMessage(err error) string {
 
 // readRawToken reads a bare SASL token frame of the given size and queues
 // it for the processor; false when the connection is done.
+// maxUnauthenticatedSize is the largest frame a SASL listener reads from
+// a connection that has not authenticated yet (Kafka's
+// sasl.server.max.receive.size), so unauthenticated clients cannot make
+// the broker allocate socket.request.max.bytes; 0 when not limited.
+func (c *Conn) maxUnauthenticatedSize() int32 {
+	cfg := c.saslConfig()
+	if cfg == nil || c.sasl.authenticated.Load() {
+		return 0
+	}
+	if cfg.MaxReceiveSize > 0 {
+		return cfg.MaxReceiveSize
+	}
+	return maxSASLTokenSize
+}
+
 func (c *Conn) readRawToken(size int32, out chan<- pending) bool {
-	if size < 0 || size > maxSASLTokenSize {
-		c.log.Warn("closing connection: SASL token size out of range", "size", size, "max", maxSASLTokenSize)
+	if limit := c.maxUnauthenticatedSize(); size < 0 || limit > 0 && size > limit {
+		c.log.Warn("closing connection: SASL token size out of range (sasl.server.max.receive.size)", "size", size, "max", limit)
 		c.close()
 		return false
 	}

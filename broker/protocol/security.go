@@ -37,6 +37,9 @@ type SASLConfig struct {
 	// session expires after it and the client must re-authenticate
 	// (KIP-368). 0 means sessions never expire.
 	SessionLifetime time.Duration
+	// MaxReceiveSize is sasl.server.max.receive.size: the largest frame
+	// accepted before authentication completes (default 512 KiB).
+	MaxReceiveSize int32
 }
 
 // tlsHandshakeTimeout bounds a TLS handshake, so a client that connects

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -407,5 +408,30 @@ func TestTLS11Refused(t *testing.T) {
 	c.Close()
 	if err := applyProtocols(&tls.Config{}, func(string) string { return "TLSv1.1,TLSv1.2" }); err == nil {
 		t.Fatal("ssl.enabled.protocols=TLSv1.1 was accepted")
+	}
+}
+
+// Before authenticating, a SASL listener reads no frame larger than
+// sasl.server.max.receive.size: the size alone closes the connection.
+func TestSASLUnauthenticatedFrameSizeCapped(t *testing.T) {
+	sec := plainSASL(0)
+	sec.SASL.MaxReceiveSize = 4096
+	_, addr := startSecure(t, sec)
+	c := dial(t, addr)
+	c.Write([]byte{0, 0, 0x20, 0}) // 8 KiB announced, nothing sent after
+	mustClosed(t, c, "an 8 KiB frame before authentication")
+
+	// The cap is lifted once authenticated.
+	c = dial(t, addr)
+	handshake(t, c, "PLAIN", 1)
+	if resp, err := authenticate(t, c, "\x00alice\x00pw-a"); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("authenticate: %+v, %v", resp, err)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	for i := range 400 {
+		md.Topics = append(md.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(fmt.Sprintf("topic-with-a-long-name-%04d", i))})
+	}
+	if _, err := call(t, c, md, 9, 9); err != nil {
+		t.Fatalf("a >4 KiB Metadata after authentication: %v", err)
 	}
 }

@@ -379,6 +379,12 @@ func (c *Conn) read(out chan<- pending) {
 			c.close()
 			return
 		}
+		if limit := c.maxUnauthenticatedSize(); limit > 0 && size > limit {
+			c.log.Warn("closing connection: request before SASL authentication larger than sasl.server.max.receive.size",
+				"size", size, "sasl.server.max.receive.size", limit)
+			c.close()
+			return
+		}
 		// Reading the body has its own deadline: a client that sent a
 		// size and stalls must not hold the connection forever.
 		c.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
