@@ -75,3 +75,25 @@ func TestValidateWithVariables(t *testing.T) {
 		t.Errorf("error_count %d, want 2", infos.ErrorCount)
 	}
 }
+
+// A worker.properties whose variables do not resolve, or whose providers
+// are misconfigured, is refused at start with the key and variable named.
+func TestWorkerConfigProviderErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.properties")
+	for name, c := range map[string]struct {
+		extra []string
+		want  string
+	}{
+		"missing file": {[]string{"config.providers", "file", "config.providers.file.class", "file",
+			"rest.advertised.host.name", "${file:" + missing + ":host}"},
+			"worker config: config rest.advertised.host.name: cannot resolve ${file:" + missing + ":host}: could not read properties from file"},
+		"no class": {[]string{"config.providers", "vault"}, "config.providers.vault.class is not set"},
+		"no providers": {[]string{"rest.advertised.host.name", "${env:HOST}"},
+			"no config provider is configured; add env to the worker's config.providers"},
+	} {
+		_, err := ParseWorkerConfig(workerProps("127.0.0.1:1", c.extra...), Standalone)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
