@@ -221,6 +221,8 @@ func TestClientSecurityConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	jks := filepath.Join(dir, "truststore.jks")
 	os.WriteFile(jks, []byte{0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2}, 0o600)
+	p12 := filepath.Join(dir, "truststore.p12")
+	os.WriteFile(p12, []byte{0x30, 0x82, 0x0a, 0x00, 0x02, 0x01, 0x03}, 0o600)
 	cases := []struct {
 		props map[string]string
 		want  string
@@ -230,7 +232,8 @@ func TestClientSecurityConfigErrors(t *testing.T) {
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}, "sasl.jaas.config is required"},
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": plainJAAS}, "needs org.apache.kafka.common.security.scram.ScramLoginModule"},
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": `PlainLoginModule required username="a" password="secret"`}, "must end with ';'"},
-		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": jks}, "not a PEM file (type JKS)"},
+		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": jks}, "truststore.jks: not a JKS key store"},
+		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": p12, "ssl.truststore.type": "PKCS12"}, "is neither PEM nor JKS (type PKCS12)"},
 		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": filepath.Join(dir, "missing.pem")}, "ssl.truststore.location"},
 		{map[string]string{"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "ldap"}, "ssl.endpoint.identification.algorithm"},
 		{map[string]string{"ssl.truststore.location": jks}, "set security.protocol=SSL or SASL_SSL"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -28,10 +29,11 @@ var Keys = map[string]bool{
 }
 
 // Options maps Kafka's client security settings to franz-go options:
-// security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; TLS trust and client certificates from PEM (ssl.truststore.* and
-// ssl.keystore.* with type PEM, files or inline); hostname verification
-// unless ssl.endpoint.identification.algorithm is empty; SASL PLAIN,
-// SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
+// security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; TLS
+// trust and client certificates from PEM (files or inline) or JKS stores
+// (ssl.truststore.*, ssl.keystore.*, ssl.key.password); host name
+// verification unless ssl.endpoint.identification.algorithm is empty;
+// SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
 // sasl.jaas.config. It returns every problem found; none quotes a
 // password or key.
 func Options(props map[string]string) ([]kgo.Opt, []string) {
@@ -99,7 +101,7 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 	// Trust: the system's roots unless a trust store is given.
 	var trustPEM []byte
 	if loc := strings.TrimSpace(props["ssl.truststore.location"]); loc != "" {
-		b, err := readStore("ssl.truststore", loc, props["ssl.truststore.type"])
+		b, err := readStore("ssl.truststore", loc, props["ssl.truststore.type"], props["ssl.truststore.password"], "")
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +123,7 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 	// Client certificate (mutual TLS).
 	var keystorePEM []byte
 	if loc := strings.TrimSpace(props["ssl.keystore.location"]); loc != "" {
-		b, err := readStore("ssl.keystore", loc, props["ssl.keystore.type"])
+		b, err := readStore("ssl.keystore", loc, props["ssl.keystore.type"], props["ssl.keystore.password"], props["ssl.key.password"])
 		if err != nil {
 			return nil, err
 		}
@@ -160,9 +162,12 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// readStore reads a PEM trust or key store file. Java's JKS and PKCS12
-// stores are not read: the error says how to convert them.
-func readStore(key, loc, typ string) ([]byte, error) {
+// readStore reads a trust or key store file as PEM: PEM files as they
+// are, Java KeyStore (JKS) files converted (jks.go). The file's content
+// decides, since Kafka users often leave the type at its JKS default
+// for PEM files and the other way round. PKCS12 stores are not read: the
+// error says how to convert them.
+func readStore(key, loc, typ, storePassword, keyPassword string) ([]byte, error) {
 	b, err := os.ReadFile(loc)
 	if err != nil {
 		return nil, fmt.Errorf("%s.location: %w", key, err)
@@ -170,11 +175,18 @@ func readStore(key, loc, typ string) ([]byte, error) {
 	if bytes.Contains(b, []byte("-----BEGIN ")) {
 		return b, nil
 	}
+	if len(b) >= 4 && binary.BigEndian.Uint32(b) == jksMagic {
+		out, err := readJKS(b, storePassword, keyPassword)
+		if err != nil {
+			return nil, fmt.Errorf("%s.location %s: %v", key, loc, err)
+		}
+		return out, nil
+	}
 	t := strings.ToUpper(strings.TrimSpace(typ))
 	if t == "" {
 		t = "JKS" // Kafka's default type
 	}
-	return nil, fmt.Errorf("%s.location %s is not a PEM file (type %s); Fjord's client reads PEM stores only: set %s.type=PEM and convert the store, e.g. keytool -importkeystore -srckeystore %s -destkeystore store.p12 -deststoretype PKCS12, then openssl pkcs12 -in store.p12 -out store.pem -nodes", key, loc, t, key, loc)
+	return nil, fmt.Errorf("%s.location %s is neither PEM nor JKS (type %s); Fjord's client reads PEM and JKS stores: convert it, e.g. keytool -importkeystore -srckeystore %s -destkeystore store.jks -deststoretype JKS, or openssl pkcs12 -in %s -out store.pem -nodes with %s.type=PEM", key, loc, t, loc, loc, key)
 }
 
 // pemKeyPair finds the certificate chain and private key in PEM text.
