@@ -233,7 +233,7 @@ func TestClientSecurityConfigErrors(t *testing.T) {
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": plainJAAS}, "needs org.apache.kafka.common.security.scram.ScramLoginModule"},
 		{map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": `PlainLoginModule required username="a" password="secret"`}, "must end with ';'"},
 		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": jks}, "truststore.jks: not a JKS key store"},
-		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": p12, "ssl.truststore.type": "PKCS12"}, "is neither PEM nor JKS (type PKCS12)"},
+		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": p12, "ssl.truststore.type": "PKCS12"}, "is not a PEM, JKS or PKCS12 store (type PKCS12)"},
 		{map[string]string{"security.protocol": "SSL", "ssl.truststore.location": filepath.Join(dir, "missing.pem")}, "ssl.truststore.location"},
 		{map[string]string{"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "ldap"}, "ssl.endpoint.identification.algorithm"},
 		{map[string]string{"ssl.truststore.location": jks}, "set security.protocol=SSL or SASL_SSL"},

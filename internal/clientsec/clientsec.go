@@ -30,8 +30,8 @@ var Keys = map[string]bool{
 
 // Options maps Kafka's client security settings to franz-go options:
 // security.protocol PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; TLS
-// trust and client certificates from PEM (files or inline) or JKS stores
-// (ssl.truststore.*, ssl.keystore.*, ssl.key.password); host name
+// trust and client certificates from PEM (files or inline), JKS or
+// PKCS12 stores (ssl.truststore.*, ssl.keystore.*, ssl.key.password); host name
 // verification unless ssl.endpoint.identification.algorithm is empty;
 // SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 with the credentials of
 // sasl.jaas.config. It returns every problem found; none quotes a
@@ -163,10 +163,9 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 }
 
 // readStore reads a trust or key store file as PEM: PEM files as they
-// are, Java KeyStore (JKS) files converted (jks.go). The file's content
-// decides, since Kafka users often leave the type at its JKS default
-// for PEM files and the other way round. PKCS12 stores are not read: the
-// error says how to convert them.
+// are, Java KeyStore (JKS, jks.go) and PKCS12 (pkcs12.go) files
+// converted. The file's content decides, since Kafka users often leave
+// the type at its JKS default for other files.
 func readStore(key, loc, typ, storePassword, keyPassword string) ([]byte, error) {
 	b, err := os.ReadFile(loc)
 	if err != nil {
@@ -182,11 +181,20 @@ func readStore(key, loc, typ, storePassword, keyPassword string) ([]byte, error)
 		}
 		return out, nil
 	}
+	if len(b) > 0 && b[0] == 0x30 { // a DER SEQUENCE: PKCS12
+		out, err := readPKCS12(b, storePassword)
+		if err == nil {
+			return out, nil
+		}
+		if !strings.Contains(err.Error(), "not a PKCS12 store") {
+			return nil, fmt.Errorf("%s.location %s: %v", key, loc, err)
+		}
+	}
 	t := strings.ToUpper(strings.TrimSpace(typ))
 	if t == "" {
 		t = "JKS" // Kafka's default type
 	}
-	return nil, fmt.Errorf("%s.location %s is neither PEM nor JKS (type %s); Fjord's client reads PEM and JKS stores: convert it, e.g. keytool -importkeystore -srckeystore %s -destkeystore store.jks -deststoretype JKS, or openssl pkcs12 -in %s -out store.pem -nodes with %s.type=PEM", key, loc, t, loc, loc, key)
+	return nil, fmt.Errorf("%s.location %s is not a PEM, JKS or PKCS12 store (type %s); convert it to PEM, e.g. openssl pkcs12 -in %s -out store.pem -nodes, and set %s.type=PEM", key, loc, t, loc, key)
 }
 
 // pemKeyPair finds the certificate chain and private key in PEM text.

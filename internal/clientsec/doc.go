@@ -1,6 +1,6 @@
 // Package clientsec turns the security settings of a Kafka client's
-// properties — security.protocol, ssl.* (PEM and JKS trust and key
-// stores; PKCS12 is not read yet), sasl.mechanism and sasl.jaas.config —
+// properties — security.protocol, ssl.* (PEM, JKS and PKCS12 trust and
+// key stores), sasl.mechanism and sasl.jaas.config —
 // into franz-go options, so that
 // every Fjord component that takes Kafka client properties (Connect
 // workers and their tasks, MirrorMaker, the CLI's --command-config)

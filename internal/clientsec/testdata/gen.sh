@@ -17,3 +17,7 @@ keytool -importcert -noprompt -alias ca -file ca.pem -keystore truststore.jks -s
 keytool -importkeystore -noprompt -srckeystore client.p12 -srcstoretype PKCS12 -srcstorepass p12pass \
   -destkeystore keystore.jks -deststoretype JKS -deststorepass storepass -destkeypass keypass
 rm -f ca.key server.key server.crt server.csr server.ext client.csr client.ext client.key ca.srl client.p12
+# PKCS12 copies as keytool writes them (PBES2, AES-256-CBC).
+keytool -importkeystore -noprompt -srckeystore keystore.jks -srcstoretype JKS -srcstorepass storepass -srcalias client -srckeypass keypass \
+  -destkeystore keystore.p12 -deststoretype PKCS12 -deststorepass storepass -destkeypass storepass
+keytool -importcert -noprompt -alias ca -file ca.pem -keystore truststore.p12 -storetype PKCS12 -storepass trustpass

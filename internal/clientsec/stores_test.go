@@ -16,7 +16,8 @@ import (
 
 // The stores in testdata were made by keytool (testdata/gen.sh): a
 // trust store with the CA, and a key store with the client's RSA key
-// and chain (store password storepass, key password keypass).
+// and chain (JKS: store password storepass, key password keypass;
+// PKCS12: both storepass).
 
 func pemDER(t *testing.T, path string) []byte {
 	t.Helper()
@@ -72,9 +73,33 @@ func TestReadJKSKeyStore(t *testing.T) {
 	}
 }
 
-// JKS stores work as Kafka users configure them (types left at their JKS
+func TestReadPKCS12Stores(t *testing.T) {
+	out, err := readStore("ssl.truststore", "testdata/truststore.p12", "PKCS12", "trustpass", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blk, _ := pem.Decode(out); blk == nil || string(blk.Bytes) != string(pemDER(t, "testdata/ca.pem")) {
+		t.Fatalf("the PKCS12 trust store's certificate is not the CA: %s", out)
+	}
+	out, err = readStore("ssl.keystore", "testdata/keystore.p12", "PKCS12", "storepass", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pemKeyPair(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(cert.Certificate[0]) != string(pemDER(t, "testdata/client.crt")) {
+		t.Fatal("the PKCS12 key store's leaf is not the client certificate")
+	}
+	if _, err := readStore("ssl.keystore", "testdata/keystore.p12", "PKCS12", "wrong", ""); err == nil || !strings.Contains(err.Error(), "wrong password") {
+		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+// JKS and PKCS12 stores work as Kafka users configure them (types left at their JKS
 // default) against Fjord's SSL listener with client authentication.
-func TestJKSStoresOnFjordBroker(t *testing.T) {
+func TestJavaStoresOnFjordBroker(t *testing.T) {
 	b := testkit.StartBroker(t, map[string]string{
 		"listeners": "SSL://127.0.0.1:0", "inter.broker.listener.name": "SSL",
 		"ssl.keystore.type": "PEM", "ssl.keystore.location": "testdata/server.pem",
@@ -99,6 +124,10 @@ func TestJKSStoresOnFjordBroker(t *testing.T) {
 	if err := try(map[string]string{"ssl.truststore.location": "testdata/truststore.jks", "ssl.truststore.password": "trustpass",
 		"ssl.keystore.location": "testdata/keystore.jks", "ssl.keystore.password": "storepass", "ssl.key.password": "keypass"}); err != nil {
 		t.Fatalf("JKS trust and key stores: %v", err)
+	}
+	if err := try(map[string]string{"ssl.truststore.type": "PKCS12", "ssl.truststore.location": "testdata/truststore.p12", "ssl.truststore.password": "trustpass",
+		"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "testdata/keystore.p12", "ssl.keystore.password": "storepass"}); err != nil {
+		t.Fatalf("PKCS12 trust and key stores: %v", err)
 	}
 	if err := try(map[string]string{"ssl.truststore.location": "testdata/truststore.jks"}); err == nil {
 		t.Fatal("no client certificate: got in")
