@@ -76,7 +76,7 @@ func listenerSecurity(props map[string]string, l config.Listener, reauth time.Du
 	default:
 		return nil, fmt.Errorf("listener %s: unknown security protocol %q (use PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", l.Name, proto)
 	}
-	if proto == "SSL" || proto == "PLAINTEXT" {
+	if proto == "SSL" {
 		return sec, nil
 	}
 	sasl, err := listenerSASL(p, l.Name, reauth)
