@@ -101,17 +101,48 @@ func passwordValues(w *WorkerConfig, props map[string]string) []string {
 }
 
 // loggableConfig is a config as it may be logged (Kafka's "ConnectorConfig
-// values:" dump): the stored values with their placeholders, PASSWORD
-// values as [hidden].
+// values:" dump): the keys some definition knows — Kafka's connector
+// keys with the transformations' and predicates', and the connector's
+// own — with their stored values (placeholders unresolved) and PASSWORD
+// values as [hidden]. Keys no definition types are left out: nothing
+// says whether they hold secrets.
 func loggableConfig(w *WorkerConfig, raw map[string]string) map[string]string {
-	out := maps.Clone(raw)
-	secret := map[string]bool{}
-	for _, v := range passwordValues(w, raw) {
-		secret[v] = true
+	p, typ, err := LookupConnector(raw["connector.class"])
+	if err != nil {
+		return map[string]string{"connector.class": raw["connector.class"]}
 	}
-	for k, v := range out {
-		if secret[v] && !configprovider.HasVariables(v) {
-			out[k] = "[hidden]"
+	out := map[string]string{}
+	take := func(def *connect.ConfigDef) {
+		if def == nil {
+			return
+		}
+		for _, k := range def.Keys() {
+			v, ok := raw[k.Name]
+			if !ok {
+				continue
+			}
+			if k.Type == connect.TypePassword && !configprovider.HasVariables(v) {
+				v = "[hidden]"
+			}
+			out[k.Name] = v
+		}
+	}
+	take(enrichConnectorDef(ConnectorConfigDef(typ), raw, w, p))
+	if conn, ok := p.New().(connect.Connector); ok {
+		take(conn.Config())
+	}
+	// Client overrides (KIP-458), typed by Kafka's client definitions.
+	for _, kind := range []ClientKind{ProducerClient, ConsumerClient, AdminClient} {
+		for _, k := range kafkaDefs()[string(kind)] {
+			key := string(kind) + ".override." + k.Name
+			v, ok := raw[key]
+			if !ok {
+				continue
+			}
+			if k.Type == "PASSWORD" && !configprovider.HasVariables(v) {
+				v = "[hidden]"
+			}
+			out[key] = v
 		}
 	}
 	return out
