@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/fjordhq/fjord/connect/configprovider"
 	"github.com/fjordhq/fjord/internal/clientsec"
 )
 
@@ -94,6 +95,16 @@ func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Kafka clients resolve config variables in their properties
+		// (KIP-421): config.providers=file with ${file:/path:key} keeps
+		// the password out of client.properties.
+		providers, err := configprovider.FromProps(props)
+		if err != nil {
+			return nil, fmt.Errorf("--command-config %s: %w", o.CommandConfig, err)
+		}
+		if props, err = providers.Resolve(props); err != nil {
+			return nil, fmt.Errorf("--command-config %s: %w", o.CommandConfig, err)
+		}
 		sec, problems := clientsec.Options(props)
 		if len(problems) > 0 {
 			return nil, fmt.Errorf("--command-config %s: %s", o.CommandConfig, strings.Join(problems, "; "))
@@ -105,7 +116,7 @@ func (o *ClientOptions) clientOpts() ([]kgo.Opt, error) {
 				opts = append(opts, kgo.ClientID(v))
 			case k == "bootstrap.servers":
 				// Kafka's tools let --bootstrap-server win too.
-			case clientsec.Keys[k]:
+			case clientsec.Keys[k], k == configprovider.ProvidersKey, strings.HasPrefix(k, configprovider.ProvidersKey+"."):
 			default:
 				slog.Warn("command-config: property not supported yet; ignored", "file", o.CommandConfig, "key", k)
 			}

@@ -68,6 +68,19 @@ func TestCommandConfigOnSASLSSLBroker(t *testing.T) {
 		}
 	}
 
+	// The password may come from a config provider, as with Kafka's tools.
+	secret := write("secret.properties", "pw=ops-secret\n")
+	viaProvider := write("provider.properties", strings.Replace(mustRead(t, good), `password="ops-secret"`, `password="${file:`+secret+`:pw}"`, 1)+
+		"config.providers=file\nconfig.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n")
+	if strings.Contains(mustRead(t, viaProvider), "ops-secret") {
+		t.Fatal("the provider test's client.properties still holds the password")
+	}
+	c, err = (&ClientOptions{Bootstrap: b.Addr, CommandConfig: viaProvider, Timeout: 5 * time.Second}).Connect(ctx)
+	if err != nil {
+		t.Fatalf("password from a config provider: %v", err)
+	}
+	c.Close()
+
 	// Settings that cannot work are refused before connecting.
 	bad := write("bad.properties", "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\nsasl.jaas.config=x required;\n")
 	if _, err := (&ClientOptions{Bootstrap: b.Addr, CommandConfig: bad}).Connect(ctx); err == nil ||
