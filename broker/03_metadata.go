@@ -25,7 +25,7 @@ const (
 	opsOmitted    int32 = -2147483648
 )
 
-func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
 	resp := r.ResponseKind().(*kmsg.MetadataResponse)
 	img := s.image()
 
@@ -55,8 +55,12 @@ func (s *Server) handleMetadata(ctx context.Context, r *kmsg.MetadataRequest) *k
 		if b.Fenced {
 			continue
 		}
+		host, port, ok := endpoint(b, listener)
+		if !ok {
+			continue
+		}
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = b.ID, b.Host, b.Port
+		mb.NodeID, mb.Host, mb.Port = b.ID, host, port
 		if b.Rack != "" {
 			mb.Rack = ptr(b.Rack)
 		}

@@ -26,7 +26,7 @@ const offsetsTopic = "__consumer_offsets"
 
 const noTransactions = "Fjord does not support transactions yet: use an idempotent producer without a transactional.id"
 
-func (s *Server) handleFindCoordinator(ctx context.Context, r *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+func (s *Server) handleFindCoordinator(ctx context.Context, r *kmsg.FindCoordinatorRequest, listener string) *kmsg.FindCoordinatorResponse {
 	resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	keys := r.CoordinatorKeys
 	if r.Version < 4 {
@@ -35,7 +35,7 @@ func (s *Server) handleFindCoordinator(ctx context.Context, r *kmsg.FindCoordina
 	for _, key := range keys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
-		code, msg, node := s.findCoordinator(ctx, r.CoordinatorType, key)
+		code, msg, node := s.findCoordinator(ctx, r.CoordinatorType, key, listener)
 		c.ErrorCode, c.ErrorMessage = code, msg
 		c.NodeID, c.Port = -1, -1
 		if code == 0 {
@@ -57,7 +57,7 @@ type nodeAddr struct {
 	Port int32
 }
 
-func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) (int16, *string, nodeAddr) {
+func (s *Server) findCoordinator(ctx context.Context, keyType int8, key, listener string) (int16, *string, nodeAddr) {
 	switch keyType {
 	case 0: // group
 	case 1:
@@ -80,7 +80,11 @@ func (s *Server) findCoordinator(ctx context.Context, keyType int8, key string) 
 	if b == nil || b.Fenced {
 		return kerr.CoordinatorNotAvailable.Code, nil, nodeAddr{}
 	}
-	return 0, nil, nodeAddr{b.ID, b.Host, b.Port}
+	host, port, ok := endpoint(b, listener)
+	if !ok {
+		return kerr.CoordinatorNotAvailable.Code, nil, nodeAddr{}
+	}
+	return 0, nil, nodeAddr{b.ID, host, port}
 }
 
 // ensureOffsetsTopic creates __consumer_offsets if it does not exist yet

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest, listener string) *kmsg.DescribeClusterResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	if r.Version >= 1 && r.EndpointType != 1 {
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
@@ -28,8 +28,12 @@ func (s *Server) handleDescribeCluster(r *kmsg.DescribeClusterRequest) *kmsg.Des
 		if b.Fenced && !r.IncludeFencedBrokers {
 			continue
 		}
+		host, port, ok := endpoint(b, listener)
+		if !ok {
+			continue
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
-		rb.NodeID, rb.Host, rb.Port, rb.IsFenced = b.ID, b.Host, b.Port, b.Fenced
+		rb.NodeID, rb.Host, rb.Port, rb.IsFenced = b.ID, host, port, b.Fenced
 		if b.Rack != "" {
 			rb.Rack = ptr(b.Rack)
 		}

@@ -100,13 +100,13 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 	case *kmsg.ListOffsetsRequest:
 		resp = s.handleListOffsets(r)
 	case *kmsg.MetadataRequest:
-		resp = s.handleMetadata(ctx, r)
+		resp = s.handleMetadata(ctx, r, c.ListenerName())
 	case *kmsg.OffsetCommitRequest:
 		resp = s.groups.OffsetCommit(ctx, r)
 	case *kmsg.OffsetFetchRequest:
 		resp = s.groups.OffsetFetch(ctx, r)
 	case *kmsg.FindCoordinatorRequest:
-		resp = s.handleFindCoordinator(ctx, r)
+		resp = s.handleFindCoordinator(ctx, r, c.ListenerName())
 	case *kmsg.JoinGroupRequest:
 		resp = s.groups.JoinGroup(ctx, r)
 	case *kmsg.HeartbeatRequest:
@@ -146,7 +146,7 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 	case *kmsg.OffsetDeleteRequest:
 		resp = s.groups.OffsetDelete(ctx, r)
 	case *kmsg.DescribeClusterRequest:
-		resp = s.handleDescribeCluster(r)
+		resp = s.handleDescribeCluster(r, c.ListenerName())
 	case *kmsg.DescribeProducersRequest:
 		resp = s.handleDescribeProducers(r)
 	case *kmsg.ElectLeadersRequest:

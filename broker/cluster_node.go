@@ -405,7 +405,7 @@ func (h controllerListener) Handle(ctx context.Context, c *protocol.Conn, req *p
 		}
 		return protocol.Response{Msg: resp}
 	case *kmsg.DescribeClusterRequest:
-		return protocol.Response{Msg: s.describeControllers(r)}
+		return protocol.Response{Msg: s.describeControllers(r, c.ListenerName())}
 	}
 	if forwardedAPIs[req.Key] {
 		if s.cluster.quorum.IsActive() {
@@ -419,7 +419,7 @@ func (h controllerListener) Handle(ctx context.Context, c *protocol.Conn, req *p
 // describeControllers answers DescribeCluster on the controller listener
 // as a Kafka controller does for endpoint type 2: the voters, and the
 // active controller.
-func (s *Server) describeControllers(r *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+func (s *Server) describeControllers(r *kmsg.DescribeClusterRequest, listener string) *kmsg.DescribeClusterResponse {
 	resp := r.ResponseKind().(*kmsg.DescribeClusterResponse)
 	img := s.image()
 	resp.ClusterID = img.ClusterID
@@ -428,7 +428,7 @@ func (s *Server) describeControllers(r *kmsg.DescribeClusterRequest) *kmsg.Descr
 	resp.ClusterAuthorizedOperations = opsOmitted
 	if r.Version >= 1 && r.EndpointType == 1 {
 		// Brokers, as a broker would answer.
-		return s.handleDescribeCluster(r)
+		return s.handleDescribeCluster(r, listener)
 	}
 	for _, id := range sortedKeys32(s.cfg.Cluster.Voters) {
 		host, portStr, err := net.SplitHostPort(s.cfg.Cluster.Voters[id])

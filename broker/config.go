@@ -29,9 +29,11 @@ type Config struct {
 	// ExtraListenAddrs are the other client listeners (e.g. one per
 	// inter.broker.listener.name in use), served like ListenAddr.
 	ExtraListenAddrs []string
-	// ListenerSecurity is each listener's security protocol by its
-	// listen address (ListenAddr or one of ExtraListenAddrs); a missing
-	// entry is PLAINTEXT.
+	// ListenerNames are the client listeners' names, in the order of
+	// ListenAddr then ExtraListenAddrs.
+	ListenerNames []string
+	// ListenerSecurity is each client listener's security by its name
+	// (ListenerNames); a missing entry is PLAINTEXT.
 	ListenerSecurity map[string]*protocol.Security
 	// ScramStore holds the SCRAM credentials SASL listeners check
 	// (the metadata image implements it).

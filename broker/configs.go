@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/fjordhq/fjord/broker/authorizer"
 	"github.com/fjordhq/fjord/broker/config"
 	"github.com/fjordhq/fjord/broker/controller"
 	"github.com/fjordhq/fjord/broker/group"
@@ -126,18 +127,30 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 
 	// The first client listener is the Kafka listener (Addr); every one
 	// is served with its security protocol (broker/listeners.go).
+	// An authorizer.class.name Fjord does not have, or a bad super.users,
+	// refuses to start, as Kafka does, rather than run unprotected.
+	if _, err := authorizer.FromProperties(props, func() *metadata.Image { return nil }); err != nil {
+		return Config{}, err
+	}
 	reauth := time.Duration(propInt(props, "connections.max.reauth.ms", 0)) * time.Millisecond
-	for _, l := range b.ClientListeners() {
+	clientListeners := b.ClientListeners()
+	for _, l := range clientListeners {
 		sec, err := listenerSecurity(props, l, reauth)
 		if err != nil {
 			return Config{}, err
+		}
+		if sec == nil && len(clientListeners) > 1 {
+			// A PLAINTEXT listener beside others still names itself, so
+			// Metadata answers its clients with this listener's endpoints.
+			sec = &protocol.Security{Listener: l.Name, Protocol: "PLAINTEXT"}
 		}
 		if sec != nil {
 			if cfg.ListenerSecurity == nil {
 				cfg.ListenerSecurity = map[string]*protocol.Security{}
 			}
-			cfg.ListenerSecurity[l.Addr()] = sec
+			cfg.ListenerSecurity[l.Name] = sec
 		}
+		cfg.ListenerNames = append(cfg.ListenerNames, l.Name)
 		if cfg.ListenAddr == "" {
 			cfg.ListenAddr = l.Addr()
 		} else {

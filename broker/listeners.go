@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/fjordhq/fjord/broker/config"
+	"github.com/fjordhq/fjord/broker/metadata"
 	"github.com/fjordhq/fjord/broker/protocol"
 	"github.com/fjordhq/fjord/broker/wire"
 )
@@ -165,6 +167,12 @@ func parsePerIPOverrides(raw string) (map[string]int, error) {
 // wireScramStore gives SASL listeners with a SCRAM mechanism the broker's
 // credential store.
 func (s *Server) wireScramStore() error {
+	if s.cfg.ScramStore == nil {
+		// Credentials live in the metadata log (fjord user set,
+		// AlterUserScramCredentials): read the current image at each
+		// authentication.
+		s.cfg.ScramStore = s.ScramStore()
+	}
 	for _, sec := range s.cfg.ListenerSecurity {
 		if sec.SASL == nil || sec.SASL.Scram != nil {
 			continue
@@ -252,4 +260,68 @@ func interBrokerDialer(props map[string]string, b *config.Broker) (*wire.Dialer,
 		}
 	}
 	return d, nil
+}
+
+// endpoint is where clients of listener reach broker b: the broker's
+// advertised listener of that name, as Kafka answers Metadata,
+// FindCoordinator and DescribeCluster for the listener a request came in
+// on. listener is "" for a broker with one client listener, and a broker
+// registered without listeners (older metadata) has only Host/Port; both
+// answer Host/Port. ok is false when b does not advertise the listener
+// (Kafka leaves such a broker out).
+func endpoint(b *metadata.Broker, listener string) (host string, port int32, ok bool) {
+	if listener == "" || len(b.Listeners) == 0 {
+		return b.Host, b.Port, true
+	}
+	for _, l := range b.Listeners {
+		if strings.EqualFold(l.Name, listener) {
+			return l.Host, l.Port, true
+		}
+	}
+	return "", 0, false
+}
+
+// boundListeners are a single node's advertised client listeners with
+// each unset host or port taken from the socket that listener is bound
+// to (advertised listeners default to the client listeners, in the order
+// they are bound), so clients of every listener are told that listener's
+// address. nil when the node has one listener: Host/Port says it all.
+func (s *Server) boundListeners(host string, port int32) []metadata.Listener {
+	ls := s.cfg.Cluster.Listeners
+	if len(ls) < 2 {
+		return nil
+	}
+	bound := append([]net.Listener{s.ln}, s.extraLns...)
+	out := make([]metadata.Listener, 0, len(ls))
+	for i, l := range ls {
+		h, p := l.Host, l.Port
+		if (h == "" || h == "0.0.0.0" || h == "::" || p == 0) && i < len(bound) && bound[i] != nil {
+			bh, bp, _ := net.SplitHostPort(bound[i].Addr().String())
+			if h == "" || h == "0.0.0.0" || h == "::" {
+				h = bh
+			}
+			if p == 0 {
+				n, _ := strconv.Atoi(bp)
+				p = int32(n)
+			}
+		}
+		if h == "" {
+			h = host
+		}
+		if p == 0 {
+			p = port
+		}
+		out = append(out, metadata.Listener{Name: l.Name, Host: h, Port: p})
+	}
+	return out
+}
+
+// listenerSecurity is the security of the i-th client listener (0 is
+// ListenAddr, then ExtraListenAddrs), by its name: two listeners may
+// share an address string (port 0 in tests), never a name.
+func (c *Config) listenerSecurity(i int) *protocol.Security {
+	if i >= len(c.ListenerNames) {
+		return nil
+	}
+	return c.ListenerSecurity[c.ListenerNames[i]]
 }

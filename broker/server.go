@@ -165,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if s.local != nil {
-		if err := s.local.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack}); err != nil {
+		if err := s.local.RegisterBroker(metadata.Broker{ID: cfg.NodeID, Host: host, Port: port, Rack: cfg.Rack, Listeners: s.boundListeners(host, port)}); err != nil {
 			return nil, fmt.Errorf("register broker: %w", err)
 		}
 		if err := s.reconcile(s.image()); err != nil {
@@ -232,6 +232,19 @@ func (s *Server) Addr() net.Addr {
 	return s.ln.Addr()
 }
 
+// Addrs are the addresses every client listener is bound to, in the
+// order of listeners (the first is Addr).
+func (s *Server) Addrs() []net.Addr {
+	var out []net.Addr
+	if s.ln != nil {
+		out = append(out, s.ln.Addr())
+	}
+	for _, ln := range s.extraLns {
+		out = append(out, ln.Addr())
+	}
+	return out
+}
+
 // Serve answers Kafka requests until Close (on the client listener and,
 // on a controller, the controller listener). It returns nil after Close.
 func (s *Server) Serve() error {
@@ -244,9 +257,9 @@ func (s *Server) Serve() error {
 		return errors.New("broker has no listener")
 	}
 	for i, ln := range s.extraLns {
-		go s.proto.ServeSecure(ln, s.cfg.ListenerSecurity[s.cfg.ExtraListenAddrs[i]])
+		go s.proto.ServeSecure(ln, s.cfg.listenerSecurity(i+1))
 	}
-	return s.proto.ServeSecure(s.ln, s.cfg.ListenerSecurity[s.cfg.ListenAddr])
+	return s.proto.ServeSecure(s.ln, s.cfg.listenerSecurity(0))
 }
 
 // ControllerAddr is the controller listener's address (nil without the
