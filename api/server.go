@@ -36,6 +36,9 @@ type Server struct {
 	srv      *http.Server
 	ln       net.Listener
 	log      *slog.Logger
+
+	secureListen func(net.Listener) net.Listener
+	wrap         func(http.Handler) http.Handler
 }
 
 // New returns a server with /healthz, /readyz and /metrics. Register more
@@ -123,11 +126,21 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// Secure serves the listener through listen (e.g. TLS) and every
+// request through wrap (e.g. authentication); call it before Listen and
+// Serve. Either may be nil.
+func (s *Server) Secure(listen func(net.Listener) net.Listener, wrap func(http.Handler) http.Handler) {
+	s.secureListen, s.wrap = listen, wrap
+}
+
 // Listen binds addr.
 func (s *Server) Listen(addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if s.secureListen != nil {
+		ln = s.secureListen(ln)
 	}
 	s.ln = ln
 	return nil
@@ -138,7 +151,11 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // Serve serves HTTP until Shutdown.
 func (s *Server) Serve() error {
-	s.srv = &http.Server{Handler: s.Router, ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = s.Router
+	if s.wrap != nil {
+		h = s.wrap(h)
+	}
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	err := s.srv.Serve(s.ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

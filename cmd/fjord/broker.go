@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	var configPath, httpAddr string
+	var configPath, httpAddr, httpConfig string
 	var overrides []string
 	cmd := &cobra.Command{
 		Use:   "broker --config server.properties [--override key=value ...]",
@@ -47,11 +47,15 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", configPath, err)
 			}
+			httpProps, err := readHTTPConfig(httpConfig)
+			if err != nil {
+				return err
+			}
 			var comps []component
 			if httpAddr != "" {
 				comps = append(comps, brokerConsole())
 			}
-			return runBroker(cfg, httpAddr, comps, func(b *broker.Server, h *api.Server) {
+			return runBroker(cfg, httpAddr, httpProps, comps, func(b *broker.Server, h *api.Server) {
 				if a := b.Addr(); a != nil {
 					fmt.Printf("Fjord broker %d listening on %s\n", cfg.NodeID, a)
 				}
@@ -59,13 +63,15 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 					fmt.Printf("Fjord controller %d listening on %s (voters %v)\n", cfg.NodeID, a, cfg.Cluster.Voters)
 				}
 				if h != nil {
-					fmt.Printf("HTTP on http://%s (console /ui/, admin API /api/v1, /metrics)\n", h.Addr())
+					scheme, _, _ := httpListener(httpAddr)
+					fmt.Printf("HTTP on %s://%s (console /ui/, admin API /api/v1, /metrics)\n", scheme, h.Addr())
 				}
 			})
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "server.properties file (Kafka property names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "override a property: key=value (repeatable)")
-	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "also serve HTTP on this address: /healthz, /readyz, /metrics, the admin API (/api/v1) and the console (/ui/)")
+	cmd.Flags().StringVar(&httpAddr, "http-addr", "", "also serve HTTP on this address (HOST:PORT, or https://HOST:PORT): /healthz, /readyz, /metrics, the admin API (/api/v1) and the console (/ui/)")
+	cmd.Flags().StringVar(&httpConfig, "http-config", "", "properties file for the HTTP listener, with a Connect worker's REST keys: listeners.https.ssl.* for HTTPS, fjord.rest.auth.credentials.file / fjord.rest.auth.tokens.file / fjord.rest.auth.read.only.users for authentication")
 	addCommand(cmd)
 }

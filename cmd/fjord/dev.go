@@ -46,7 +46,7 @@ Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 			} else {
 				comps = append(comps, brokerConsole())
 			}
-			return runBroker(cfg, httpAddr, comps, func(b *broker.Server, h *api.Server) {
+			return runBroker(cfg, httpAddr, nil, comps, func(b *broker.Server, h *api.Server) {
 				fmt.Printf("Fjord dev is running\n  Kafka:    %s\n", b.Addr())
 				if h != nil {
 					fmt.Printf("  Console:  http://%s/ui/\n", h.Addr())

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fjordhq/fjord/api"
+	"github.com/fjordhq/fjord/api/httpsec"
 	"github.com/fjordhq/fjord/broker"
+	"github.com/fjordhq/fjord/broker/config"
 	"github.com/fjordhq/fjord/connect/herder"
 )
 
@@ -28,11 +32,25 @@ type component struct {
 // runBroker starts a broker, the HTTP server (with httpAddr) and the
 // components, and serves until SIGINT/SIGTERM, then shuts down in reverse
 // order. banner is printed once everything listens.
-func runBroker(cfg broker.Config, httpAddr string, components []component, banner func(b *broker.Server, h *api.Server)) error {
+func runBroker(cfg broker.Config, httpAddr string, httpProps map[string]string, components []component, banner func(b *broker.Server, h *api.Server)) error {
 	var h *api.Server
 	if httpAddr != "" {
 		h = api.New(slog.Default())
 		cfg.Registerer = h.Registry
+		scheme, addr, err := httpListener(httpAddr)
+		if err != nil {
+			return err
+		}
+		httpAddr = addr
+		// HTTPS and authentication with a worker's REST keys
+		// (listeners.https.ssl.*, fjord.rest.auth.*): the admin API can
+		// delete topics, so a node reachable by others should not serve
+		// it open.
+		sec, err := httpsec.ForListener(httpProps, scheme, slog.Default())
+		if err != nil {
+			return fmt.Errorf("--http-config: %w", err)
+		}
+		h.Secure(sec.Listen, sec.Handler)
 		if err := h.Listen(httpAddr); err != nil {
 			return fmt.Errorf("HTTP listener %s: %w (is another Fjord running? pick another --http-addr)", httpAddr, err)
 		}
@@ -155,4 +173,39 @@ func herderReady(h interface {
 		}
 		return fmt.Errorf("the Connect worker is not ready: %w", err)
 	}
+}
+
+// httpListener splits --http-addr: HOST:PORT or http://HOST:PORT serve
+// HTTP, https://HOST:PORT HTTPS.
+func httpListener(flag string) (scheme, addr string, err error) {
+	scheme, addr = "http", flag
+	if s, rest, ok := strings.Cut(flag, "://"); ok {
+		scheme, addr = strings.ToLower(s), rest
+	}
+	if scheme != "http" && scheme != "https" {
+		return "", "", fmt.Errorf("--http-addr %q: use HOST:PORT, http://HOST:PORT or https://HOST:PORT", flag)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", "", fmt.Errorf("--http-addr %q: %w", flag, err)
+	}
+	return scheme, addr, nil
+}
+
+// readHTTPConfig reads --http-config: a properties file with the REST
+// keys a Connect worker takes (listeners.https.ssl.*, ssl.*,
+// fjord.rest.auth.*, rest.extension.classes). "" is no settings.
+func readHTTPConfig(path string) (map[string]string, error) {
+	if path == "" {
+		return map[string]string{}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--http-config: %w", err)
+	}
+	defer f.Close()
+	props, err := config.ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("--http-config %s: %w", path, err)
+	}
+	return props, nil
 }
