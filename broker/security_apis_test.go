@@ -22,8 +22,11 @@ import (
 	"github.com/fjordhq/fjord/internal/testkit"
 )
 
+// withAuthorizer: these tests' admin connects over PLAINTEXT, as
+// User:ANONYMOUS, which must be a super user now that ACLs are enforced.
 var withAuthorizer = map[string]string{
 	"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+	"super.users":           "User:ANONYMOUS",
 }
 
 func codeOf(err error) int16 {
@@ -376,6 +379,15 @@ func TestSecurityRecordsReplicate(t *testing.T) {
 	c := testkit.StartInProcCluster(t, 3, withAuthorizer)
 	ctx := testkit.Context(t, 60*time.Second)
 	cl := testkit.Client(t, c.Bootstrap())
+	// cl.Broker(id) answers "unknown broker" until the client has
+	// metadata naming every node.
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+		if err != nil || len(md.Brokers) != len(c.Nodes) {
+			return fmt.Errorf("metadata: %v brokers, %v", len(md.Brokers), err)
+		}
+		return nil
+	})
 	for _, n := range c.Nodes {
 		// Straight to node n: a node that is not the active controller
 		// forwards the change.
@@ -438,7 +450,7 @@ func TestSecurityRecordsReplicate(t *testing.T) {
 func TestBrokerAuthorizerFollowsACLs(t *testing.T) {
 	b := testkit.StartBroker(t, map[string]string{
 		"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
-		"super.users":           "User:admin",
+		"super.users":           "User:admin;User:ANONYMOUS", // the PLAINTEXT admin below
 	})
 	a, err := b.Server.NewAuthorizer()
 	if err != nil || a == nil {
