@@ -63,6 +63,9 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 					data[i].part.tm.bytesOut.Add(float64(data[i].res.Size))
 				}
 			}
+			if post, _ := ctx.Value(fetchPostKey{}).(func(kmsg.Response)); post != nil {
+				post(resp) // refused topics (authz.go)
+			}
 			parts, err := encodeFetch(resp, data)
 			if err != nil {
 				s.log.Error("encode fetch response", "err", err)
@@ -100,6 +103,10 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 		timer.Stop()
 	}
 }
+
+// fetchPostKey carries authorization's additions to a fetch answer
+// (Handle) to handleFetch, which adds them before encoding.
+type fetchPostKey struct{}
 
 // isReplicaFetch reports whether a follower sent the fetch (its replica
 // id, or v15+ replica state, names a broker).

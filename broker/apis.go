@@ -74,11 +74,35 @@ var advertisedVersions = func() map[int16]protocol.VersionRange {
 }()
 
 // Handle dispatches one request to its API's handler.
+// With an authorizer, the request is authorized first (authz.go): here,
+// before any forwarding, since the controller listener runs forwarded
+// requests as sent.
 func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
-	if s.mustForward(req.Key) {
-		return protocol.Response{Msg: s.forward(ctx, req.Body)}
+	if s.authz == nil {
+		if s.mustForward(req.Key) {
+			return protocol.Response{Msg: s.forward(ctx, req.Body)}
+		}
+		return s.dispatch(ctx, c, req)
 	}
-	return s.dispatch(ctx, c, req)
+	deny, post := s.authorize(c, req)
+	if deny != nil {
+		return *deny
+	}
+	if post != nil && req.Key == int16(kmsg.Fetch) {
+		// Fetch responses cannot grow once encoded: handleFetch runs post.
+		ctx = context.WithValue(ctx, fetchPostKey{}, post)
+		post = nil
+	}
+	var resp protocol.Response
+	if s.mustForward(req.Key) {
+		resp = protocol.Response{Msg: s.forward(ctx, req.Body)}
+	} else {
+		resp = s.dispatch(ctx, c, req)
+	}
+	if post != nil && resp.Msg != nil {
+		post(resp.Msg)
+	}
+	return resp
 }
 
 // dispatch runs a request's handler here (no forwarding).

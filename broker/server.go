@@ -28,6 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fjordhq/fjord/broker/auth"
 	"github.com/fjordhq/fjord/broker/controller"
 	"github.com/fjordhq/fjord/broker/group"
 	"github.com/fjordhq/fjord/broker/log"
@@ -69,6 +70,9 @@ type Server struct {
 
 	// offsetsMu serialises the lazy creation of __consumer_offsets.
 	offsetsMu sync.Mutex
+
+	// authz decides ACLs (authorizer.class.name); nil: no authorization.
+	authz auth.Authorizer
 
 	producerIDs producerIDAllocator
 	metrics     *Metrics
@@ -175,6 +179,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
+	if s.authz, err = s.NewAuthorizer(); err != nil {
+		return nil, err
+	}
 	s.groups = group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
 		Logger:      s.log.With("component", "group"),
 		Topics:      groupTopics{s},
