@@ -53,7 +53,7 @@ server.properties: unknown keys are reported, invalid values refuse to start.`,
 			}
 			var comps []component
 			if httpAddr != "" {
-				comps = append(comps, brokerConsole())
+				comps = append(comps, brokerConsole(httpProps))
 			}
 			return runBroker(cfg, httpAddr, httpProps, comps, func(b *broker.Server, h *api.Server) {
 				if a := b.Addr(); a != nil {

@@ -81,3 +81,51 @@ func TestBrokerHTTPSecured(t *testing.T) {
 		}
 	}
 }
+
+// TestBrokerConsoleOnSASLBroker: on a broker whose only client listener
+// needs SASL, the admin API's own Kafka client authenticates with the
+// admin.-prefixed client settings of --http-config.
+func TestBrokerConsoleOnSASLBroker(t *testing.T) {
+	testkit.SkipShort(t, "builds and runs the fjord binary")
+	dir := t.TempDir()
+	path, kafkaAddr := writeProperties(t, "")
+	host, port, _ := strings.Cut(kafkaAddr, ":")
+	const jaas = `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`
+	httpConfig := filepath.Join(dir, "http.properties")
+	if err := os.WriteFile(httpConfig, []byte("admin.security.protocol=SASL_PLAINTEXT\nadmin.sasl.mechanism=PLAIN\n"+
+		`admin.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctrl := ""
+	if b, err := os.ReadFile(path); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "controller.quorum.bootstrap.servers="); ok {
+				ctrl = v
+			}
+		}
+	}
+	httpAddr := testkit.FreeAddr(t)
+	p := testkit.StartProcess(t, "broker", "--config", path,
+		"--override", "listeners=SASL_PLAINTEXT://"+host+":"+port+",CONTROLLER://"+ctrl,
+		"--override", "advertised.listeners=SASL_PLAINTEXT://"+host+":"+port+",CONTROLLER://"+ctrl,
+		"--override", "inter.broker.listener.name=SASL_PLAINTEXT",
+		"--override", "sasl.enabled.mechanisms=PLAIN",
+		"--override", "sasl.mechanism.inter.broker.protocol=PLAIN",
+		"--override", "listener.name.sasl_plaintext.plain.sasl.jaas.config="+jaas,
+		"--http-addr", httpAddr, "--http-config", httpConfig)
+	testkit.WaitForPort(t, httpAddr, 30*time.Second)
+	testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + httpAddr + "/api/v1/brokers")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /api/v1/brokers = %d", resp.StatusCode)
+		}
+		return nil
+	})
+	if err := p.Stop(10 * time.Second); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, p.Output())
+	}
+}

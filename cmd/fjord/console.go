@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/api/admin"
 	"github.com/fjordhq/fjord/connect/runtime"
+	"github.com/fjordhq/fjord/internal/clientsec"
 	"github.com/fjordhq/fjord/ui"
 )
 
@@ -47,4 +49,28 @@ func workerRegistryURL(wc *runtime.WorkerConfig) string {
 		}
 	}
 	return ""
+}
+
+// consoleClientOpts are the admin API's Kafka client options on a broker
+// node: the admin.-prefixed client settings of --http-config (Kafka's
+// names), seeded with admin.bootstrap.servers or else this broker.
+func consoleClientOpts(seed string, httpProps map[string]string) ([]kgo.Opt, error) {
+	props := map[string]string{}
+	for k, v := range httpProps {
+		if rest, ok := strings.CutPrefix(k, "admin."); ok {
+			props[rest] = v
+		}
+	}
+	seeds := []string{seed}
+	if bs := strings.TrimSpace(props["bootstrap.servers"]); bs != "" {
+		seeds = strings.Split(bs, ",")
+		for i := range seeds {
+			seeds[i] = strings.TrimSpace(seeds[i])
+		}
+	}
+	opts, problems := clientsec.Options(props)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("--http-config admin.* client settings: %s", strings.Join(problems, "; "))
+	}
+	return append([]kgo.Opt{kgo.SeedBrokers(seeds...)}, opts...), nil
 }

@@ -44,7 +44,7 @@ Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 			if !noConnect {
 				comps = append(comps, devRegistry(), devConnectWorker())
 			} else {
-				comps = append(comps, brokerConsole())
+				comps = append(comps, brokerConsole(nil))
 			}
 			return runBroker(cfg, httpAddr, nil, comps, func(b *broker.Server, h *api.Server) {
 				fmt.Printf("Fjord dev is running\n  Kafka:    %s\n", b.Addr())
@@ -159,13 +159,24 @@ func devConnectWorker() component {
 // brokerConsole serves the admin API, the console and the OpenAPI
 // document on a node without a Connect worker (fjord broker, fjord dev
 // --no-connect): the Connect pages then say there is no worker here.
-func brokerConsole() component {
+//
+// httpProps are --http-config's settings: the admin API's own Kafka
+// client takes the admin.-prefixed ones, as a worker's admin client does
+// (admin.bootstrap.servers, admin.security.protocol,
+// admin.sasl.mechanism, admin.sasl.jaas.config, admin.ssl.*), so it can
+// reach a broker whose listeners need TLS or SASL; by default it dials
+// the broker's first listener without either.
+func brokerConsole(httpProps map[string]string) component {
 	return component{name: "console", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
 		if b.Addr() == nil {
 			return func() {}, nil // a controller-only node serves no Kafka clients
 		}
+		opts, err := consoleClientOpts(b.Addr().String(), httpProps)
+		if err != nil {
+			return nil, err
+		}
 		return mountConsole(h.Router, admin.Options{
-			ClientOpts: []kgo.Opt{kgo.SeedBrokers(b.Addr().String())},
+			ClientOpts: opts,
 			Gatherer:   h.Registry,
 			Logger:     slog.Default().With("component", "admin"),
 		}, true)
