@@ -290,6 +290,9 @@ func KafkaClientOpts(kind ClientKind, props map[string]string, log *slog.Logger)
 			"auto.include.jmx.reporter", "enable.metrics.push", "group.protocol", "group.remote.assignor",
 			"metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms", "bootstrap.resolve.timeout.ms":
 		default:
+			if k == "config.providers" || strings.HasPrefix(k, "config.providers.") {
+				continue // resolved by the runtime before any client sees a value
+			}
 			if strings.HasPrefix(k, "ssl.") || strings.HasPrefix(k, "sasl.") {
 				ignored = append(ignored, k)
 				continue
