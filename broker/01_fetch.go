@@ -63,8 +63,10 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 					data[i].part.tm.bytesOut.Add(float64(data[i].res.Size))
 				}
 			}
-			if post, _ := ctx.Value(fetchPostKey{}).(func(kmsg.Response)); post != nil {
-				post(resp) // refused topics (authz.go)
+			if s.authz != nil {
+				if post, _ := ctx.Value(fetchPostKey{}).(func(kmsg.Response)); post != nil {
+					post(resp) // refused topics (authz.go)
+				}
 			}
 			parts, err := encodeFetch(resp, data)
 			if err != nil {

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -709,15 +710,18 @@ func TestAuthzClusterSASLSuperUserBrokers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustACL(t, adm, kadm.NewACLs().Allow("User:alice").Topics("replicated").Operations(kadm.OpWrite))
+	// The ACL reaches every broker with the metadata log.
+	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		for _, n := range c.Nodes {
+			if len(n.Server.Image().ACLs) != 1 {
+				return fmt.Errorf("node %d has %d ACLs", n.ID, len(n.Server.Image().ACLs))
+			}
+		}
+		return nil
+	})
 	alice := userClient(t, c.Bootstrap(), "alice", kgo.RequiredAcks(kgo.AllISRAcks()))
 	for i := range 30 {
-		err := alice.ProduceSync(ctx, &kgo.Record{Topic: "replicated", Value: []byte{byte(i)}}).FirstErr()
-		for err != nil && errors.Is(err, kerr.TopicAuthorizationFailed) && ctx.Err() == nil {
-			// The ACL reaches every broker with the metadata log.
-			time.Sleep(100 * time.Millisecond)
-			err = alice.ProduceSync(ctx, &kgo.Record{Topic: "replicated", Value: []byte{byte(i)}}).FirstErr()
-		}
-		if err != nil {
+		if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "replicated", Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatalf("acks=all produce %d with min.insync.replicas=3: %v", i, err)
 		}
 	}
