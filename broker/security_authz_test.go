@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/fjordhq/fjord/internal/testkit"
@@ -533,6 +535,22 @@ func TestAuthzProduceConsumeACLs(t *testing.T) {
 	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "other", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("alice produce to other: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 	}
+	// One request, two topics: each answered on its own.
+	pr := kmsg.NewPtrProduceRequest()
+	pr.Acks, pr.TimeoutMillis = 1, 5000
+	pr.Version = 9 // by name
+	for _, tp := range []string{"orders", "other"} {
+		pr.Topics = append(pr.Topics, kmsg.ProduceRequestTopic{Topic: tp, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: oneBatch()}}})
+	}
+	plain := userClient(t, addr, "alice", kgo.MaxVersions(kversion.V3_0_0()))
+	presp := raw(t, ctx, plain, 0, pr).(*kmsg.ProduceResponse)
+	codes := map[string]int16{}
+	for _, tr := range presp.Topics {
+		codes[tr.Topic] = tr.Partitions[0].ErrorCode
+	}
+	if codes["orders"] != 0 || codes["other"] != kerr.TopicAuthorizationFailed.Code || len(presp.Topics) != 2 {
+		t.Fatalf("mixed produce: %+v", codes)
+	}
 	// WRITE does not give READ.
 	f := kmsg.NewPtrFetchRequest()
 	f.ReplicaID, f.MaxBytes = -1, 1<<20
@@ -730,6 +748,24 @@ func TestAuthzClusterSASLSuperUserBrokers(t *testing.T) {
 	if err := bob.ProduceSync(ctx, &kgo.Record{Topic: "replicated", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("bob produce: %v", err)
 	}
+	// Admin requests forwarded to the active controller are authorized
+	// on the broker the client reached: alice may not create topics
+	// through any node, admin may.
+	for _, n := range c.Nodes {
+		for _, who := range []*kgo.Client{alice, admin} {
+			ct := kmsg.NewPtrCreateTopicsRequest()
+			ct.TimeoutMillis = 10000
+			ct.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: fmt.Sprintf("via-%d-%p", n.ID, who), NumPartitions: 1, ReplicationFactor: 3}}
+			got := raw(t, ctx, who, int(n.ID), ct).(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode
+			want := int16(0)
+			if who == alice {
+				want = kerr.TopicAuthorizationFailed.Code
+			}
+			if got != want {
+				t.Fatalf("create topic via node %d: %v, want %v", n.ID, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+			}
+		}
+	}
 	// Preferred leader election (ALTER on CLUSTER: admin is super user).
 	if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{"replicated": {0: {}, 1: {}, 2: {}}}); err != nil {
 		t.Fatalf("elect leaders: %v", err)
@@ -783,4 +819,18 @@ func BenchmarkAuthzProduce(b *testing.B) {
 			}
 		})
 	}
+}
+
+// oneBatch is a v2 record batch holding one record, for raw Produce
+// requests.
+func oneBatch() []byte {
+	rec := kmsg.Record{Value: []byte("v")}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1) // less its 1-byte length varint
+	rb := rec.AppendTo(nil)
+	b := kmsg.RecordBatch{FirstOffset: 0, Magic: 2, LastOffsetDelta: 0, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1, Records: rb}
+	raw := b.AppendTo(nil)
+	b.Length = int32(len(raw) - 12)
+	raw = b.AppendTo(nil)
+	b.CRC = int32(crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b.AppendTo(nil)
 }
