@@ -378,38 +378,37 @@ func TestSecurityRecordsReplicate(t *testing.T) {
 	testkit.SkipShort(t, "3-node cluster test")
 	c := testkit.StartInProcCluster(t, 3, withAuthorizer)
 	ctx := testkit.Context(t, 60*time.Second)
-	cl := testkit.Client(t, c.Bootstrap())
-	// cl.Broker(id) answers "unknown broker" until the client has
-	// metadata naming every node.
-	testkit.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-		md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
-		if err != nil || len(md.Brokers) != len(c.Nodes) {
-			return fmt.Errorf("metadata: %v brokers, %v", len(md.Brokers), err)
-		}
-		return nil
-	})
+	// Each change goes straight to node n on a connection of its own
+	// (not through a client's broker list, which can lag a fresh
+	// cluster's): a node that is not the active controller forwards it.
+	// Both changes are idempotent, so a retry after a transient error
+	// (a node still being unfenced) changes nothing twice.
+	send := func(n *testkit.InProcNode, what string, req kmsg.Request, code func(kmsg.Response) int16) {
+		t.Helper()
+		testkit.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+			resp, err := testkit.RawRequest(n.Addr, req, 5*time.Second)
+			if err != nil {
+				return fmt.Errorf("%s via node %d: %w", what, n.ID, err)
+			}
+			if c := code(resp); c != 0 {
+				return fmt.Errorf("%s via node %d: %w", what, n.ID, kerr.ErrorForCode(c))
+			}
+			return nil
+		})
+	}
 	for _, n := range c.Nodes {
-		// Straight to node n: a node that is not the active controller
-		// forwards the change.
-		br := cl.Broker(int(n.ID))
 		user := fmt.Sprintf("user%d", n.ID)
 		create := kmsg.NewPtrCreateACLsRequest()
 		cr := kmsg.NewCreateACLsRequestCreation()
 		cr.ResourceType, cr.ResourceName, cr.ResourcePatternType = kmsg.ACLResourceTypeTopic, "t", kmsg.ACLResourcePatternTypeLiteral
 		cr.Principal, cr.Host, cr.Operation, cr.PermissionType = "User:"+user, "*", kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
 		create.Creations = append(create.Creations, cr)
-		resp, err := br.Request(ctx, create)
-		if err != nil || resp.(*kmsg.CreateACLsResponse).Results[0].ErrorCode != 0 {
-			t.Fatalf("create ACL via node %d: %v %+v", n.ID, err, resp)
-		}
+		send(n, "create ACL", create, func(r kmsg.Response) int16 { return r.(*kmsg.CreateACLsResponse).Results[0].ErrorCode })
 		alter := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 		u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
 		u.Name, u.Mechanism, u.Iterations, u.Salt, u.SaltedPassword = user, 1, 4096, []byte("salt"), make([]byte, 32)
 		alter.Upsertions = append(alter.Upsertions, u)
-		resp, err = br.Request(ctx, alter)
-		if err != nil || resp.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode != 0 {
-			t.Fatalf("upsert SCRAM via node %d: %v %+v", n.ID, err, resp)
-		}
+		send(n, "upsert SCRAM", alter, func(r kmsg.Response) int16 { return r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode })
 	}
 	converged := func(what string) {
 		t.Helper()
