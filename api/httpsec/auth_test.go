@@ -239,22 +239,3 @@ func TestAuthConfigErrorsHideSecrets(t *testing.T) {
 		}
 	}
 }
-
-func TestParseJAAS(t *testing.T) {
-	s, err := parseJAAS(`// comment
-KafkaConnect {
-  a.B required file="/x y/c.properties" debug=true;
-  c.D optional;
-};
-/* block
-   comment */ KafkaServer { e.F sufficient user_admin="p;w"; };`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := s["KafkaConnect"]; len(m) != 2 || m[0].class != "a.B" || m[0].flag != "required" || m[0].options["file"] != "/x y/c.properties" || m[0].options["debug"] != "true" || m[1].class != "c.D" {
-		t.Errorf("KafkaConnect = %+v", m)
-	}
-	if m := s["KafkaServer"]; len(m) != 1 || m[0].options["user_admin"] != "p;w" {
-		t.Errorf("KafkaServer = %+v", m)
-	}
-}

@@ -7,18 +7,6 @@ import (
 	"testing"
 )
 
-// FuzzParseJAAS: any text either parses or fails with an error, never a
-// panic or a hang.
-func FuzzParseJAAS(f *testing.F) {
-	f.Add(`KafkaConnect { a.B required file="/x"; };`)
-	f.Add(`/* c */ A { b c d='e\'f'; g h; }; // t`)
-	f.Add(`A { b`)
-	f.Add(`"`)
-	f.Fuzz(func(t *testing.T, s string) {
-		parseJAAS(s)
-	})
-}
-
 // FuzzAuthorization: no Authorization header lets a caller in without
 // the right secret, and none panics.
 func FuzzAuthorization(f *testing.F) {

@@ -1,8 +1,11 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fjordhq/fjord/internal/jaas"
 )
 
 // JAAS is one login module entry of a sasl.jaas.config value:
@@ -16,79 +19,18 @@ type JAAS struct {
 	Options     map[string]string
 }
 
-// ParseJAAS parses a sasl.jaas.config value as Kafka's JaasConfig does:
-// the login module class, its control flag, options as key=value with
-// values bare or double-quoted (backslash escapes inside quotes), and a
-// closing ';'.
+// ParseJAAS parses a sasl.jaas.config value as Kafka's JaasConfig does
+// (internal/jaas holds the grammar and quoting rules). Errors never quote
+// the value: it holds passwords.
 func ParseJAAS(s string) (JAAS, error) {
-	var j JAAS
-	toks, err := jaasTokens(s)
-	if err != nil {
-		return j, err
+	lm, err := jaas.ParseModule(s)
+	switch {
+	case errors.Is(err, jaas.ErrEnd), errors.Is(err, jaas.ErrOneOnly):
+		return JAAS{}, fmt.Errorf("sasl.jaas.config must be '<LoginModule> <flag> [key=\"value\" ...];' (%v)", err)
+	case err != nil:
+		return JAAS{}, fmt.Errorf("sasl.jaas.config: %w", err)
 	}
-	if len(toks) < 3 || toks[len(toks)-1] != ";" {
-		return j, fmt.Errorf("sasl.jaas.config must be '<LoginModule> <flag> [key=\"value\" ...];' (got %q)", s)
-	}
-	toks = toks[:len(toks)-1]
-	j.LoginModule, j.Flag = toks[0], strings.ToLower(toks[1])
-	switch j.Flag {
-	case "required", "requisite", "sufficient", "optional":
-	default:
-		return j, fmt.Errorf("sasl.jaas.config: invalid control flag %q (use required, requisite, sufficient or optional)", toks[1])
-	}
-	j.Options = map[string]string{}
-	rest := toks[2:]
-	for i := 0; i < len(rest); i += 3 {
-		if i+2 >= len(rest) || rest[i+1] != "=" || rest[i] == ";" || rest[i] == "=" {
-			return j, fmt.Errorf("sasl.jaas.config: options must be key=value (near %q); a value with spaces needs double quotes", strings.Join(rest[i:], " "))
-		}
-		j.Options[rest[i]] = rest[i+2]
-	}
-	return j, nil
-}
-
-// jaasTokens splits into words, '=' and ';', with quoted strings as one
-// word (Java's StreamTokenizer as JaasConfig configures it).
-func jaasTokens(s string) ([]string, error) {
-	var toks []string
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		case c == '=' || c == ';':
-			toks = append(toks, string(c))
-			i++
-		case c == '"' || c == '\'':
-			var b strings.Builder
-			i++
-			closed := false
-			for i < len(s) {
-				if s[i] == c {
-					closed = true
-					i++
-					break
-				}
-				if s[i] == '\\' && i+1 < len(s) {
-					i++
-				}
-				b.WriteByte(s[i])
-				i++
-			}
-			if !closed {
-				return nil, fmt.Errorf("sasl.jaas.config: unterminated quoted value")
-			}
-			toks = append(toks, b.String())
-		default:
-			j := i
-			for j < len(s) && !strings.ContainsRune(" \t\n\r=;\"'", rune(s[j])) {
-				j++
-			}
-			toks = append(toks, s[i:j])
-			i = j
-		}
-	}
-	return toks, nil
+	return JAAS{LoginModule: lm.Class, Flag: lm.Flag, Options: lm.Options}, nil
 }
 
 // PlainUsersFromJAAS returns the user_<name>="<password>" options of a

@@ -1,25 +1,29 @@
 package clientsec
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestParseJAAS(t *testing.T) {
-	lm, err := ParseJAAS(`org.apache.kafka.common.security.scram.ScramLoginModule required
-		username="al ice" password='p"a\'ss;=' tokenauth=true;`)
-	if err != nil {
-		t.Fatal(err)
+// The parsing itself is tested in internal/jaas; these test how a
+// client's sasl.jaas.config becomes its SASL mechanism.
+func TestClientSASLFromJAAS(t *testing.T) {
+	m, err := clientSASL(map[string]string{"sasl.mechanism": "SCRAM-SHA-512",
+		"sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="al ice" password='p"a\'ss;=';`})
+	if err != nil || m.Name() != "SCRAM-SHA-512" {
+		t.Fatalf("SCRAM: %v %v", m, err)
 	}
-	if lm.Class != "org.apache.kafka.common.security.scram.ScramLoginModule" || lm.Flag != "required" ||
-		lm.Options["username"] != "al ice" || lm.Options["password"] != `p"a'ss;=` || lm.Options["tokenauth"] != "true" {
-		t.Fatalf("%+v", lm)
-	}
-	for _, bad := range []string{
-		`X required username="a";Y required;`,
-		`X mandatory username="a";`,
-		`X required username "a";`,
-		`X required username="a`,
+	for jaasLine, want := range map[string]string{
+		`X required username="a";Y required password="TOPSECRET";`: "exactly one login module",
+		`X mandatory username="a" password="TOPSECRET";`:           "control flag",
+		`X required username "a" password="TOPSECRET";`:            "options must be key=value",
+		`X required password="TOPSECRET`:                           "unterminated",
+		`X required password="TOPSECRET"`:                          "must end with ';'",
 	} {
-		if _, err := ParseJAAS(bad); err == nil {
-			t.Errorf("%q parsed", bad)
+		_, err := clientSASL(map[string]string{"sasl.mechanism": "PLAIN", "sasl.jaas.config": jaasLine})
+		if err == nil || !strings.HasPrefix(err.Error(), "sasl.jaas.config is not a valid JAAS login module line (") ||
+			!strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "TOPSECRET") {
+			t.Errorf("%q: %v (want %q, no password)", jaasLine, err, want)
 		}
 	}
 }
