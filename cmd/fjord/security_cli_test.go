@@ -14,8 +14,12 @@ import (
 
 func startSecuredBroker(t *testing.T) *testkit.Broker {
 	t.Helper()
+	// The CLI connects over PLAINTEXT, as User:ANONYMOUS: managing users
+	// and ACLs needs ALTER on the cluster, so that principal is the super
+	// user here (as an operator's admin principal would be).
 	return testkit.StartBroker(t, map[string]string{
 		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:ANONYMOUS",
 	})
 }
 
