@@ -61,9 +61,8 @@ func ConfigDef() *connect.ConfigDef {
 	low(RefreshTopicsIntervalConfig, connect.TypeLong, int64(defaultIntervalSeconds), "Frequency of topic refresh.")
 	low(SyncTopicConfigsEnabledConfig, connect.TypeBoolean, true, "Whether to periodically configure remote topics to match their corresponding upstream topics.")
 	low(SyncTopicConfigsIntervalConfig, connect.TypeLong, int64(defaultIntervalSeconds), "Frequency of topic config sync.")
-	low(SyncTopicACLsEnabledConfig, connect.TypeBoolean, true, "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics. "+
-		"Accepted and ignored: Fjord brokers have no ACLs yet.")
-	low(SyncTopicACLsIntervalConfig, connect.TypeLong, int64(defaultIntervalSeconds), "Frequency of topic ACL sync. Ignored: Fjord brokers have no ACLs yet.")
+	low(SyncTopicACLsEnabledConfig, connect.TypeBoolean, true, "Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.")
+	low(SyncTopicACLsIntervalConfig, connect.TypeLong, int64(defaultIntervalSeconds), "Frequency of topic ACL sync.")
 	d.Define(connect.ConfigKey{Name: ReplicationFactorConfig, Type: connect.TypeInt, Default: int32(defaultReplicationFactor),
 		Validator: replicationFactor, Importance: connect.Low, Doc: "Replication factor for newly created remote topics."})
 	d.Define(connect.ConfigKey{Name: OffsetSyncsReplicationConfig, Type: connect.TypeShort, Default: int16(defaultOffsetSyncsReplication),
@@ -112,6 +111,7 @@ type settings struct {
 	pollTimeout           time.Duration
 	refreshInterval       time.Duration // < 0: off
 	syncConfigsInterval   time.Duration // < 0: off
+	syncACLsInterval      time.Duration // < 0: off
 	replicationFactor     int16
 	offsetSyncsRF         int16
 	offsetSyncsLocation   string // mirrorconfig.Source or Target
@@ -136,6 +136,7 @@ func parseSettings(props map[string]string) (*settings, error) {
 		pollTimeout:           max(time.Duration(c.Long(ConsumerPollTimeoutConfig))*time.Millisecond, time.Millisecond),
 		refreshInterval:       interval(c.Config, RefreshTopicsEnabledConfig, RefreshTopicsIntervalConfig),
 		syncConfigsInterval:   interval(c.Config, SyncTopicConfigsEnabledConfig, SyncTopicConfigsIntervalConfig),
+		syncACLsInterval:      interval(c.Config, SyncTopicACLsEnabledConfig, SyncTopicACLsIntervalConfig),
 		replicationFactor:     int16(c.Int(ReplicationFactorConfig)),
 		offsetSyncsRF:         c.Short(OffsetSyncsReplicationConfig),
 		offsetSyncsLocation:   c.String(mirrorconfig.OffsetSyncsTopicLocation),

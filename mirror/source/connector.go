@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,11 +32,9 @@ const (
 // topic-partitions to replicate (knownSource) and the partition counts of
 // their remote topics (knownTarget), refreshed every
 // refresh.topics.interval.seconds, and asks for new task configs when
-// the source's set changes.
-//
-// sync.topic.acls.enabled and sync.topic.acls.interval.seconds are
-// accepted for MM2 compatibility and do nothing: Fjord brokers have no
-// ACLs yet, so there are none to copy.
+// the source's set changes. It copies topic configs every
+// sync.topic.configs.interval.seconds and topic ACLs every
+// sync.topic.acls.interval.seconds (acls.go).
 type Connector struct {
 	cctx     connect.ConnectorContext
 	s        *settings
@@ -52,6 +51,10 @@ type Connector struct {
 	lastSynced  map[string]map[string]string // identity-named topic → config fingerprint at the last sync
 	syncsReady  bool                         // the offset-syncs topic exists (or is not wanted)
 	loaded      bool                         // the first listing succeeded
+
+	// noACLAuthorizer: the source answered SECURITY_DISABLED once
+	// (logged at info level that time only).
+	noACLAuthorizer atomic.Bool
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -171,7 +174,8 @@ func isFatal(err error) bool {
 
 // run is MM2's scheduler: refresh topics every
 // refresh.topics.interval.seconds (first after one interval), sync topic
-// configs every sync.topic.configs.interval.seconds (first now). What
+// ACLs every sync.topic.acls.interval.seconds and topic configs every
+// sync.topic.configs.interval.seconds (both first now). What
 // did not succeed — the offset-syncs topic, the first listing, remote
 // topics or partitions not created yet (a target that was down) — is
 // retried in between, backing off from 1 s to a minute, rather than
@@ -185,9 +189,12 @@ func (c *Connector) run(ctx context.Context) {
 		return time.After(d)
 	}
 	refresh := timer(c.s.refreshInterval)
-	var syncCfg <-chan time.Time
+	var syncCfg, syncACLs <-chan time.Time
 	if c.s.syncConfigsInterval >= 0 {
 		syncCfg = time.After(0)
+	}
+	if c.s.syncACLsInterval >= 0 {
+		syncACLs = time.After(0)
 	}
 	const firstBackoff, maxBackoff = time.Second, time.Minute
 	backoff := firstBackoff
@@ -203,6 +210,9 @@ func (c *Connector) run(ctx context.Context) {
 		case <-refresh:
 			c.stepInBackground(ctx, "refreshing topics", c.refreshTopicPartitions)
 			refresh = timer(c.s.refreshInterval)
+		case <-syncACLs:
+			c.stepInBackground(ctx, "syncing topic ACLs", c.syncTopicACLs)
+			syncACLs = timer(c.s.syncACLsInterval)
 		case <-syncCfg:
 			c.stepInBackground(ctx, "syncing topic configs", c.syncTopicConfigs)
 			syncCfg = timer(c.s.syncConfigsInterval)

@@ -7,8 +7,11 @@
 // cluster. It lists the source's topics (admin.go), creates their remote
 // topics on the target with the same partition count and configs, adds
 // partitions when the source grows, keeps remote topic configs in step
-// (configsync.go) and splits the topic-partitions round robin over
-// tasks.max tasks (partitions.go). It also creates the offset-syncs
+// (configsync.go), copies the source's topic ACLs to the remote topics
+// with MM2's rules (acls.go: literal topic ACLs of mirrored topics, ALLOW
+// WRITE left out, ALLOW ALL downgraded to ALLOW READ; a source without an
+// authorizer is noted once) and splits the topic-partitions round robin
+// over tasks.max tasks (partitions.go). It also creates the offset-syncs
 // topic. Where Fjord departs from MM2:
 //   - a topic-partition is given to a task only once its remote partition
 //     exists, so that no record can make the producer create a remote
@@ -18,8 +21,7 @@
 //     with a message saying so (MM2 logs it and replicates nothing);
 //   - for a topic that keeps its name (identity naming) config syncs copy
 //     only what changed on the source, so that two flows mirroring one
-//     topic into each other do not undo each other's changes;
-//   - sync.topic.acls.* are accepted and ignored: Fjord has no ACLs yet.
+//     topic into each other do not undo each other's changes.
 //
 // Each task (task.go) consumes its partitions from the source with its
 // own client, from the offsets the worker stored for it, and emits one
