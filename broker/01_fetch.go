@@ -40,6 +40,10 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 	if r.MaxWaitMillis > 0 {
 		deadline = time.Now().Add(time.Duration(r.MaxWaitMillis) * time.Millisecond)
 	}
+	quotaClient := fetchQuotaFrom(ctx) // nil without a consumer quota (quotas.go)
+	if quotaClient != nil {
+		quotaClient.capMaxBytes(r)
+	}
 	var w *fetchWaiter
 	var waitingOn []*partition
 	defer func() {
@@ -55,14 +59,6 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 			if r.Version >= 16 && leaders != nil {
 				resp.Brokers = s.fetchNodeEndpoints(s.image(), leaders)
 			}
-			s.metrics.fetched(total)
-			if !isReplicaFetch(r) {
-				// Counted on the answer sent, not on the reads of a long
-				// poll that came back with too little.
-				for i := range data {
-					data[i].part.tm.bytesOut.Add(float64(data[i].res.Size))
-				}
-			}
 			if s.authz != nil {
 				if post, _ := ctx.Value(fetchPostKey{}).(func(kmsg.Response)); post != nil {
 					post(resp) // refused topics (authz.go)
@@ -72,6 +68,23 @@ func (s *Server) handleFetch(ctx context.Context, r *kmsg.FetchRequest) protocol
 			if err != nil {
 				s.log.Error("encode fetch response", "err", err)
 				return protocol.Response{None: true, Close: true}
+			}
+			if quotaClient != nil {
+				// Over consumer_byte_rate: Kafka answers without data.
+				if d, empty := quotaClient.throttle(r, resp, parts); empty != nil {
+					if parts, err = encodeFetch(empty, nil); err != nil {
+						return protocol.Response{None: true, Close: true}
+					}
+					return protocol.Response{Msg: empty, Parts: parts, Throttle: d}
+				}
+			}
+			s.metrics.fetched(total)
+			if !isReplicaFetch(r) {
+				// Counted on the answer sent, not on the reads of a long
+				// poll that came back with too little.
+				for i := range data {
+					data[i].part.tm.bytesOut.Add(float64(data[i].res.Size))
+				}
 			}
 			return protocol.Response{Msg: resp, Parts: parts}
 		}

@@ -59,6 +59,9 @@ var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.DeleteACLs):                   {Min: 1, Max: 3},
 	int16(kmsg.DescribeUserSCRAMCredentials): {Min: 0, Max: 0},
 	int16(kmsg.AlterUserSCRAMCredentials):    {Min: 0, Max: 0},
+	// Client quotas (KIP-546), stored in the metadata log.
+	int16(kmsg.DescribeClientQuotas): {Min: 0, Max: 1},
+	int16(kmsg.AlterClientQuotas):    {Min: 0, Max: 1},
 	// SASL: answered by broker/protocol, which owns a connection's
 	// authentication state (KIP-43, KIP-152).
 	int16(kmsg.SASLHandshake):    {Min: 0, Max: 1},
@@ -118,9 +121,9 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 	}
 	switch r := req.Body.(type) {
 	case *kmsg.ProduceRequest:
-		return s.handleProduce(r)
+		return s.throttleProduce(c, req, s.handleProduce(r))
 	case *kmsg.FetchRequest:
-		return s.handleFetch(ctx, r)
+		return s.handleFetch(s.withFetchQuota(ctx, c, req, r), r)
 	case *kmsg.ListOffsetsRequest:
 		resp = s.handleListOffsets(r)
 	case *kmsg.MetadataRequest:
@@ -191,6 +194,10 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 		resp = s.handleDescribeUserSCRAMCredentials(r)
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		resp = s.handleAlterUserSCRAMCredentials(ctx, r)
+	case *kmsg.DescribeClientQuotasRequest:
+		resp = s.handleDescribeClientQuotas(r)
+	case *kmsg.AlterClientQuotasRequest:
+		resp = s.handleAlterClientQuotas(ctx, r)
 	default:
 		// The protocol layer only passes advertised APIs; reaching here
 		// is a bug in the table above.

@@ -118,6 +118,17 @@ var authzRules = map[int16]authzRule{
 		resp.ErrorCode, resp.ErrorMessage = errClusterAuth.Code, errMsg(errClusterAuth)
 		return resp
 	}),
+	// KafkaApis.handleDescribeClientQuotasRequest: DESCRIBE_CONFIGS on
+	// CLUSTER; ControllerApis.handleAlterClientQuotas: ALTER_CONFIGS on
+	// CLUSTER.
+	int16(kmsg.DescribeClientQuotas): clusterOp(auth.OpDescribeConfigs, func(r kmsg.Request) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+		resp.ErrorCode, resp.ErrorMessage = errClusterAuth.Code, errMsg(errClusterAuth)
+		return resp
+	}),
+	int16(kmsg.AlterClientQuotas): clusterOp(auth.OpAlterConfigs, func(r kmsg.Request) kmsg.Response {
+		return quotaErrorResponse(r.(*kmsg.AlterClientQuotasRequest), errClusterAuth.Code, errClusterAuth.Description)
+	}),
 }
 
 // refuseSecurity answers every entity of an ACL or credential change with

@@ -66,6 +66,7 @@ var forwardedAPIs = map[int16]bool{
 	int16(kmsg.CreateACLs):                 true,
 	int16(kmsg.DeleteACLs):                 true,
 	int16(kmsg.AlterUserSCRAMCredentials):  true,
+	int16(kmsg.AlterClientQuotas):          true,
 }
 
 // mustForward reports whether an admin request has to go to the active
@@ -150,6 +151,9 @@ func adminErrorResponse(req kmsg.Request, code int16, msg string) kmsg.Response 
 	}
 	if resp, ok := securityErrorResponse(req, code, msg); ok {
 		return resp
+	}
+	if r, ok := req.(*kmsg.AlterClientQuotasRequest); ok {
+		return quotaErrorResponse(r, code, msg)
 	}
 	panic(fmt.Sprintf("adminErrorResponse: %T is not a forwarded request", req))
 }

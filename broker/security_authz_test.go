@@ -389,6 +389,19 @@ func refusals(t1 [16]byte) []refusal {
 			return []int16{m.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode}
 		})
 	}
+	add(kmsg.NewPtrDescribeClientQuotasRequest(), kerr.ClusterAuthorizationFailed, func(m kmsg.Response) []int16 {
+		return []int16{m.(*kmsg.DescribeClientQuotasResponse).ErrorCode}
+	})
+	{
+		r := kmsg.NewPtrAlterClientQuotasRequest()
+		r.Entries = []kmsg.AlterClientQuotasRequestEntry{{
+			Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user", Name: kmsg.StringPtr("bob")}},
+			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}},
+		}}
+		add(r, kerr.ClusterAuthorizationFailed, func(m kmsg.Response) []int16 {
+			return []int16{m.(*kmsg.AlterClientQuotasResponse).Entries[0].ErrorCode}
+		})
+	}
 	return out
 }
 

@@ -76,6 +76,7 @@ type Server struct {
 
 	producerIDs producerIDAllocator
 	metrics     *Metrics
+	quotas      *brokerQuotas // client quotas (quotas.go)
 
 	// cluster holds the cluster parts (cluster_node.go); nil on a single
 	// node. joined is set once the controller unfenced this broker.
@@ -102,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(parent)
 	s.metrics = newMetrics(cfg.Registerer)
+	s.quotas = newBrokerQuotas(cfg)
 
 	ok := false
 	defer func() {

@@ -150,6 +150,7 @@ var forwardable = map[kmsg.Key]bool{
 	kmsg.AlterPartitionAssignments: true, kmsg.ListPartitionReassignments: true,
 	kmsg.UnregisterBroker: true,
 	kmsg.CreateACLs:       true, kmsg.DeleteACLs: true, kmsg.AlterUserSCRAMCredentials: true,
+	kmsg.AlterClientQuotas: true,
 }
 
 // Forward sends an admin request, at the version the client sent it, to
@@ -400,6 +401,8 @@ func notController(resp kmsg.Response) bool {
 		return slices.ContainsFunc(r.Results, func(x kmsg.DeleteACLsResponseResult) bool { return x.ErrorCode == nc })
 	case *kmsg.AlterUserSCRAMCredentialsResponse:
 		return slices.ContainsFunc(r.Results, func(x kmsg.AlterUserSCRAMCredentialsResponseResult) bool { return x.ErrorCode == nc })
+	case *kmsg.AlterClientQuotasResponse:
+		return slices.ContainsFunc(r.Entries, func(x kmsg.AlterClientQuotasResponseEntry) bool { return x.ErrorCode == nc })
 	}
 	return false
 }

@@ -206,6 +206,7 @@ func snapshotRecords(img *metadata.Image) []metadata.Record {
 		}
 	}
 	recs = append(recs, img.SecurityRecords()...)
+	recs = append(recs, img.QuotaRecords()...)
 	if img.NextProducerID > 0 {
 		recs = append(recs, metadata.Record{ProducerIDs: &metadata.ProducerIDsRecord{NextProducerID: img.NextProducerID}})
 	}

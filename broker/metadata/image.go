@@ -187,6 +187,9 @@ type Image struct {
 	// access control entries by id.
 	Scram map[ScramKey]auth.ScramCredential
 	ACLs  map[UUID]ACLWithID
+	// ClientQuotas are the client quotas (quotas.go); nil: none. Replaced,
+	// never modified, by each quota record.
+	ClientQuotas *ClientQuotas
 }
 
 // Empty returns the image before any record.

@@ -30,6 +30,8 @@ type Record struct {
 	RemoveScramCredential *RemoveUserScramCredentialRecord `json:"removeScramCredential,omitempty"`
 	ACL                   *AccessControlEntryRecord        `json:"acl,omitempty"`
 	RemoveACL             *RemoveAccessControlEntryRecord  `json:"removeAcl,omitempty"`
+	// ClientQuota is Kafka's ClientQuotaRecord (quotas.go).
+	ClientQuota *ClientQuotaRecord `json:"clientQuota,omitempty"`
 }
 
 // ClusterRecord sets the cluster id and the active controller.
@@ -124,6 +126,9 @@ func (img *Image) Apply(firstOffset int64, recs []Record) (*Image, error) {
 func (img *Image) apply(r Record, offset int64) error {
 	if ok, err := img.applySecurity(r); ok {
 		return err
+	}
+	if r.ClientQuota != nil {
+		return img.applyClientQuota(r.ClientQuota)
 	}
 	switch {
 	case r.Cluster != nil:

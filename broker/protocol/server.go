@@ -76,6 +76,13 @@ type Response struct {
 	// behind it from being appended — Kafka's purgatory. Wait must return
 	// by itself (a deadline), since the connection's answers queue behind it.
 	Wait func() Response
+	// Throttle, if set, is a quota throttle (KIP-219): the response goes
+	// out at once (carrying throttle_time_ms), then the connection's next
+	// requests are not processed for this long — Kafka mutes the channel.
+	// Requests already read stay queued; the reader stops once ReadAhead
+	// of them wait, so the client is held back without being answered
+	// late.
+	Throttle time.Duration
 	// token is a SASL token answered without a Kafka header (the raw
 	// framing that follows a SaslHandshake v0).
 	token []byte
@@ -508,6 +515,7 @@ func (c *Conn) process(in <-chan pending, out chan<- pending) {
 			obs(p.req, time.Since(p.req.Received))
 		}
 		if resp.None && !resp.Close {
+			c.throttle(resp.Throttle)
 			continue
 		}
 		p.resp = resp
@@ -521,6 +529,21 @@ func (c *Conn) process(in <-chan pending, out chan<- pending) {
 		if resp.Close {
 			return
 		}
+		c.throttle(resp.Throttle)
+	}
+}
+
+// throttle holds the processor for d after a response was handed to the
+// writer (Response.Throttle), or until the connection closes.
+func (c *Conn) throttle(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
 	}
 }
 
