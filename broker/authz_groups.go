@@ -16,15 +16,14 @@ import (
 // partition), READ on each topic.
 func authzOffsetCommit(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetCommitRequest)
-	img := a.s.image()
 	fail := func(t kmsg.OffsetCommitRequestTopic, code int16) kmsg.OffsetCommitResponseTopic {
 		rt := kmsg.NewOffsetCommitResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		for _, p := range t.Partitions {
+		rt.Partitions = failEach(t.Partitions, func(p kmsg.OffsetCommitRequestTopicPartition) kmsg.OffsetCommitResponseTopicPartition {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
+			return rp
+		})
 		return rt
 	}
 	if !a.allowed(auth.OpRead, auth.ResourceGroup, r.Group) {
@@ -34,29 +33,13 @@ func authzOffsetCommit(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 		}
 		return answer(resp), nil
 	}
-	names := make([]string, len(r.Topics))
-	known := make([]bool, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i], known[i] = topicName(img, t.Topic, t.TopicID, r.Version >= 10)
-	}
+	names, known := topicNamesOf(a, r.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }, r.Version >= 10)
 	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, names)
-	var denied []kmsg.OffsetCommitResponseTopic
-	kept := r.Topics[:0:0]
-	for i, t := range r.Topics {
-		if !known[i] || ok[names[i]] {
-			kept = append(kept, t)
-			continue
-		}
-		denied = append(denied, fail(t, errTopicAuth.Code))
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.OffsetCommitResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	kept, denied := splitAllowed(r.Topics, func(i int, _ kmsg.OffsetCommitRequestTopic) bool { return !known[i] || ok[names[i]] },
+		func(t kmsg.OffsetCommitRequestTopic) kmsg.OffsetCommitResponseTopic {
+			return fail(t, errTopicAuth.Code)
+		})
+	return passDenied(denied, func() { r.Topics = kept }, func(m *kmsg.OffsetCommitResponse) *[]kmsg.OffsetCommitResponseTopic { return &m.Topics })
 }
 
 // OffsetFetch: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), and
@@ -64,7 +47,6 @@ func authzOffsetCommit(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 // TOPIC_AUTHORIZATION_FAILED when named (KafkaApis).
 func authzOffsetFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.OffsetFetchRequest)
-	img := a.s.image()
 	if r.Version < 8 {
 		if !a.allowed(auth.OpDescribe, auth.ResourceGroup, r.Group) {
 			resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -72,11 +54,11 @@ func authzOffsetFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(k
 			for _, t := range r.Topics {
 				rt := kmsg.NewOffsetFetchResponseTopic()
 				rt.Topic = t.Topic
-				for _, p := range t.Partitions {
+				rt.Partitions = failEach(t.Partitions, func(p int32) kmsg.OffsetFetchResponseTopicPartition {
 					rp := kmsg.NewOffsetFetchResponseTopicPartition()
 					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, errGroupAuth.Code
-					rt.Partitions = append(rt.Partitions, rp)
-				}
+					return rp
+				})
 				resp.Topics = append(resp.Topics, rt)
 			}
 			return answer(resp), nil
@@ -84,11 +66,7 @@ func authzOffsetFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(k
 		all := r.Topics == nil
 		return nil, func(m kmsg.Response) {
 			resp := m.(*kmsg.OffsetFetchResponse)
-			names := make([]string, len(resp.Topics))
-			for i, t := range resp.Topics {
-				names[i] = t.Topic
-			}
-			ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, names)
+			ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, namesOf(resp.Topics, func(t kmsg.OffsetFetchResponseTopic) string { return t.Topic }))
 			if all {
 				resp.Topics = slices.DeleteFunc(resp.Topics, func(t kmsg.OffsetFetchResponseTopic) bool { return !ok[t.Topic] })
 				return
@@ -103,33 +81,26 @@ func authzOffsetFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(k
 			}
 		}
 	}
-	var denied []kmsg.OffsetFetchResponseGroup
-	kept := r.Groups[:0:0]
 	allTopics := map[string]bool{}
-	for _, g := range r.Groups {
-		if a.allowed(auth.OpDescribe, auth.ResourceGroup, g.Group) {
-			kept = append(kept, g)
-			allTopics[g.Group] = g.Topics == nil
-			continue
-		}
+	kept, denied := splitAllowed(r.Groups, func(_ int, g kmsg.OffsetFetchRequestGroup) bool {
+		allTopics[g.Group] = g.Topics == nil
+		return a.allowed(auth.OpDescribe, auth.ResourceGroup, g.Group)
+	}, func(g kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 		rg := kmsg.NewOffsetFetchResponseGroup()
 		rg.Group, rg.ErrorCode = g.Group, errGroupAuth.Code
-		denied = append(denied, rg)
-	}
+		return rg
+	})
+	field := func(m *kmsg.OffsetFetchResponse) *[]kmsg.OffsetFetchResponseGroup { return &m.Groups }
 	if len(kept) == 0 {
-		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
-		resp.Groups = denied
-		return answer(resp), nil
+		return answerDenied(r, denied, field), nil
 	}
 	r.Groups = kept
+	addDenied := appendDenied(denied, field)
 	return nil, func(m kmsg.Response) {
 		resp := m.(*kmsg.OffsetFetchResponse)
 		for gi := range resp.Groups {
 			g := &resp.Groups[gi]
-			names := make([]string, len(g.Topics))
-			for i, t := range g.Topics {
-				names[i], _ = topicName(img, t.Topic, t.TopicID, r.Version >= 10)
-			}
+			names, _ := topicNamesOf(a, g.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) (string, [16]byte) { return t.Topic, t.TopicID }, r.Version >= 10)
 			ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, names)
 			if allTopics[g.Group] {
 				i := 0
@@ -146,7 +117,7 @@ func authzOffsetFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(k
 				}
 			}
 		}
-		resp.Groups = append(resp.Groups, denied...)
+		addDenied(m)
 	}
 }
 
@@ -171,30 +142,18 @@ func authzFindCoordinator(a *authzReq, req kmsg.Request) (*protocol.Response, fu
 		return answer(resp), nil
 	}
 	ok := a.allowedNames(auth.OpDescribe, rt, r.CoordinatorKeys)
-	var denied []kmsg.FindCoordinatorResponseCoordinator
-	kept := r.CoordinatorKeys[:0:0]
-	for _, k := range r.CoordinatorKeys {
-		if ok[k] {
-			kept = append(kept, k)
-			continue
-		}
+	kept, denied := splitAllowed(r.CoordinatorKeys, func(_ int, k string) bool { return ok[k] }, func(k string) kmsg.FindCoordinatorResponseCoordinator {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port, c.ErrorCode, c.ErrorMessage = k, -1, -1, e.Code, errMsg(e)
-		denied = append(denied, c)
+		return c
+	})
+	field := func(m *kmsg.FindCoordinatorResponse) *[]kmsg.FindCoordinatorResponseCoordinator {
+		return &m.Coordinators
 	}
-	if denied == nil {
-		return nil, nil
+	if denied != nil && len(kept) == 0 {
+		return answerDenied(r, denied, field), nil
 	}
-	if len(kept) == 0 {
-		resp := r.ResponseKind().(*kmsg.FindCoordinatorResponse)
-		resp.Coordinators = denied
-		return answer(resp), nil
-	}
-	r.CoordinatorKeys = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.FindCoordinatorResponse)
-		resp.Coordinators = append(resp.Coordinators, denied...)
-	}
+	return passDenied(denied, func() { r.CoordinatorKeys = kept }, field)
 }
 
 // DescribeGroups: DESCRIBE on each group; authorized operations computed.
@@ -202,20 +161,14 @@ func authzDescribeGroups(a *authzReq, req kmsg.Request) (*protocol.Response, fun
 	r := req.(*kmsg.DescribeGroupsRequest)
 	ok := a.allowedNames(auth.OpDescribe, auth.ResourceGroup, r.Groups)
 	var denied []kmsg.DescribeGroupsResponseGroup
-	kept := r.Groups[:0:0]
-	for _, g := range r.Groups {
-		if ok[g] {
-			kept = append(kept, g)
-			continue
-		}
+	r.Groups, denied = splitAllowed(r.Groups, func(_ int, g string) bool { return ok[g] }, func(g string) kmsg.DescribeGroupsResponseGroup {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group, dg.ErrorCode, dg.AuthorizedOperations = g, errGroupAuth.Code, opsOmitted
 		if r.Version >= 6 {
 			dg.ErrorMessage = errMsg(errGroupAuth)
 		}
-		denied = append(denied, dg)
-	}
-	r.Groups = kept
+		return dg
+	})
 	return nil, func(m kmsg.Response) {
 		resp := m.(*kmsg.DescribeGroupsResponse)
 		if r.IncludeAuthorizedOperations {
@@ -235,11 +188,7 @@ func authzListGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(km
 	}
 	return nil, func(m kmsg.Response) {
 		resp := m.(*kmsg.ListGroupsResponse)
-		names := make([]string, len(resp.Groups))
-		for i, g := range resp.Groups {
-			names[i] = g.Group
-		}
-		ok := a.allowedNames(auth.OpDescribe, auth.ResourceGroup, names)
+		ok := a.allowedNames(auth.OpDescribe, auth.ResourceGroup, namesOf(resp.Groups, func(g kmsg.ListGroupsResponseGroup) string { return g.Group }))
 		resp.Groups = slices.DeleteFunc(resp.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return !ok[g.Group] })
 	}
 }
@@ -248,25 +197,12 @@ func authzListGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(km
 func authzDeleteGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteGroupsRequest)
 	ok := a.allowedNames(auth.OpDelete, auth.ResourceGroup, r.Groups)
-	var denied []kmsg.DeleteGroupsResponseGroup
-	kept := r.Groups[:0:0]
-	for _, g := range r.Groups {
-		if ok[g] {
-			kept = append(kept, g)
-			continue
-		}
+	kept, denied := splitAllowed(r.Groups, func(_ int, g string) bool { return ok[g] }, func(g string) kmsg.DeleteGroupsResponseGroup {
 		dg := kmsg.NewDeleteGroupsResponseGroup()
 		dg.Group, dg.ErrorCode = g, errGroupAuth.Code
-		denied = append(denied, dg)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Groups = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.DeleteGroupsResponse)
-		resp.Groups = append(resp.Groups, denied...)
-	}
+		return dg
+	})
+	return passDenied(denied, func() { r.Groups = kept }, func(m *kmsg.DeleteGroupsResponse) *[]kmsg.DeleteGroupsResponseGroup { return &m.Groups })
 }
 
 // OffsetDelete: DELETE on the group (GROUP_AUTHORIZATION_FAILED), READ on
@@ -278,35 +214,19 @@ func authzOffsetDelete(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 		resp.ErrorCode = errGroupAuth.Code
 		return answer(resp), nil
 	}
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, names)
-	var denied []kmsg.OffsetDeleteResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewOffsetDeleteResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.OffsetDeleteResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.OffsetDeleteRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.OffsetDeleteRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.OffsetDeleteRequestTopic) kmsg.OffsetDeleteResponseTopic {
+			rt := kmsg.NewOffsetDeleteResponseTopic()
+			rt.Topic = t.Topic
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.OffsetDeleteRequestTopicPartition) kmsg.OffsetDeleteResponseTopicPartition {
+				rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
+				return rp
+			})
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept }, func(m *kmsg.OffsetDeleteResponse) *[]kmsg.OffsetDeleteResponseTopic { return &m.Topics })
 }
 
 // DescribeCluster: no check; the cluster's authorized operations only
@@ -345,77 +265,65 @@ func configResource(t kmsg.ConfigResourceType, name string) (rt auth.ResourceTyp
 	return 0, "", 0, false
 }
 
+// splitConfigs splits config resources on op (checked on the resource
+// configResource names); a denied one gets deny's entry with the error
+// code Kafka answers for its type.
+func splitConfigs[T, D any](a *authzReq, items []T, op auth.Operation, id func(T) (kmsg.ConfigResourceType, string),
+	deny func(kmsg.ConfigResourceType, string, int16) D) (kept []T, denied []D) {
+	return splitAllowed(items, func(_ int, t T) bool {
+		rt, name, _, known := configResource(id(t))
+		return !known || a.allowed(op, rt, name)
+	}, func(t T) D {
+		typ, name := id(t)
+		_, _, code, _ := configResource(typ, name)
+		return deny(typ, name, code)
+	})
+}
+
 // DescribeConfigs: DESCRIBE_CONFIGS on each resource.
 func authzDescribeConfigs(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeConfigsRequest)
-	var denied []kmsg.DescribeConfigsResponseResource
-	kept := r.Resources[:0:0]
-	for _, res := range r.Resources {
-		rt, name, code, known := configResource(res.ResourceType, res.ResourceName)
-		if !known || a.allowed(auth.OpDescribeConfigs, rt, name) {
-			kept = append(kept, res)
-			continue
-		}
-		d := kmsg.NewDescribeConfigsResponseResource()
-		d.ResourceType, d.ResourceName, d.ErrorCode = res.ResourceType, res.ResourceName, code
-		denied = append(denied, d)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Resources = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.DescribeConfigsResponse)
-		resp.Resources = append(resp.Resources, denied...)
-	}
+	kept, denied := splitConfigs(a, r.Resources, auth.OpDescribeConfigs,
+		func(res kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		},
+		func(t kmsg.ConfigResourceType, name string, code int16) kmsg.DescribeConfigsResponseResource {
+			d := kmsg.NewDescribeConfigsResponseResource()
+			d.ResourceType, d.ResourceName, d.ErrorCode = t, name, code
+			return d
+		})
+	return passDenied(denied, func() { r.Resources = kept }, func(m *kmsg.DescribeConfigsResponse) *[]kmsg.DescribeConfigsResponseResource { return &m.Resources })
 }
 
 // AlterConfigs: ALTER_CONFIGS on each resource.
 func authzAlterConfigs(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.AlterConfigsRequest)
-	var denied []kmsg.AlterConfigsResponseResource
-	kept := r.Resources[:0:0]
-	for _, res := range r.Resources {
-		rt, name, code, known := configResource(res.ResourceType, res.ResourceName)
-		if !known || a.allowed(auth.OpAlterConfigs, rt, name) {
-			kept = append(kept, res)
-			continue
-		}
-		d := kmsg.NewAlterConfigsResponseResource()
-		d.ResourceType, d.ResourceName, d.ErrorCode = res.ResourceType, res.ResourceName, code
-		denied = append(denied, d)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Resources = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.AlterConfigsResponse)
-		resp.Resources = append(resp.Resources, denied...)
-	}
+	kept, denied := splitConfigs(a, r.Resources, auth.OpAlterConfigs,
+		func(res kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		},
+		func(t kmsg.ConfigResourceType, name string, code int16) kmsg.AlterConfigsResponseResource {
+			d := kmsg.NewAlterConfigsResponseResource()
+			d.ResourceType, d.ResourceName, d.ErrorCode = t, name, code
+			return d
+		})
+	return passDenied(denied, func() { r.Resources = kept }, func(m *kmsg.AlterConfigsResponse) *[]kmsg.AlterConfigsResponseResource { return &m.Resources })
 }
 
 // IncrementalAlterConfigs: ALTER_CONFIGS on each resource.
 func authzIncrementalAlterConfigs(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.IncrementalAlterConfigsRequest)
-	var denied []kmsg.IncrementalAlterConfigsResponseResource
-	kept := r.Resources[:0:0]
-	for _, res := range r.Resources {
-		rt, name, code, known := configResource(res.ResourceType, res.ResourceName)
-		if !known || a.allowed(auth.OpAlterConfigs, rt, name) {
-			kept = append(kept, res)
-			continue
-		}
-		d := kmsg.NewIncrementalAlterConfigsResponseResource()
-		d.ResourceType, d.ResourceName, d.ErrorCode = res.ResourceType, res.ResourceName, code
-		denied = append(denied, d)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Resources = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.IncrementalAlterConfigsResponse)
-		resp.Resources = append(resp.Resources, denied...)
-	}
+	kept, denied := splitConfigs(a, r.Resources, auth.OpAlterConfigs,
+		func(res kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		},
+		func(t kmsg.ConfigResourceType, name string, code int16) kmsg.IncrementalAlterConfigsResponseResource {
+			d := kmsg.NewIncrementalAlterConfigsResponseResource()
+			d.ResourceType, d.ResourceName, d.ErrorCode = t, name, code
+			return d
+		})
+	return passDenied(denied, func() { r.Resources = kept },
+		func(m *kmsg.IncrementalAlterConfigsResponse) *[]kmsg.IncrementalAlterConfigsResponseResource {
+			return &m.Resources
+		})
 }

@@ -11,6 +11,85 @@ import (
 	"github.com/fjordhq/fjord/broker/protocol"
 )
 
+// Most rules share one shape: split a request's entities (topics, groups,
+// resources) into those allowed and those denied, let the handler answer
+// the allowed ones and add an error entry for each denied one to its
+// answer. These helpers are that shape; each rule says what is checked
+// and what a denied entry looks like.
+
+// splitAllowed splits a request's entities: those allow lets through are
+// kept (in a new slice), the others are answered with deny's entry.
+// denied is nil when everything passed.
+func splitAllowed[T, D any](items []T, allow func(i int, t T) bool, deny func(T) D) (kept []T, denied []D) {
+	kept = items[:0:0]
+	for i, t := range items {
+		if allow(i, t) {
+			kept = append(kept, t)
+			continue
+		}
+		denied = append(denied, deny(t))
+	}
+	return kept, denied
+}
+
+// passDenied ends a rule: nothing to do when every entity was allowed;
+// else keep hands the allowed ones to the handler (trimming the request)
+// and the denied entries are added to its answer's list (field).
+func passDenied[R kmsg.Response, D any](denied []D, keep func(), field func(R) *[]D) (*protocol.Response, func(kmsg.Response)) {
+	if denied == nil {
+		return nil, nil
+	}
+	keep()
+	return nil, appendDenied(denied, field)
+}
+
+// appendDenied adds the denied entries to the handler's answer.
+func appendDenied[R kmsg.Response, D any](denied []D, field func(R) *[]D) func(kmsg.Response) {
+	return func(m kmsg.Response) {
+		f := field(m.(R))
+		*f = append(*f, denied...)
+	}
+}
+
+// answerDenied answers req with the denied entries alone, for the rules
+// that do not run the handler when nothing is left of the request.
+func answerDenied[R kmsg.Response, D any](req kmsg.Request, denied []D, field func(R) *[]D) *protocol.Response {
+	resp := req.ResponseKind().(R)
+	*field(resp) = denied
+	return answer(resp)
+}
+
+// namesOf lists the entities' names, for allowedNames.
+func namesOf[T any](items []T, name func(T) string) []string {
+	names := make([]string, len(items))
+	for i, t := range items {
+		names[i] = name(t)
+	}
+	return names
+}
+
+// failEach is a denied entity's per-partition entries.
+func failEach[P, R any](ps []P, fail func(P) R) []R {
+	var out []R
+	for _, p := range ps {
+		out = append(out, fail(p))
+	}
+	return out
+}
+
+// topicNamesOf resolves the topics of a request that names them or
+// (from version byID on) gives their ids; known is false for an id this
+// broker does not know (the handler answers UNKNOWN_TOPIC_ID).
+func topicNamesOf[T any](a *authzReq, items []T, nameID func(T) (string, [16]byte), byID bool) (names []string, known []bool) {
+	img := a.s.image()
+	names, known = make([]string, len(items)), make([]bool, len(items))
+	for i, t := range items {
+		name, id := nameID(t)
+		names[i], known[i] = topicName(img, name, id, byID)
+	}
+	return names, known
+}
+
 // Produce: WRITE on each topic (TOPIC_AUTHORIZATION_FAILED on each of its
 // partitions); a transactional producer also needs WRITE on its
 // transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the whole
@@ -35,46 +114,30 @@ func authzProduce(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.
 		}
 		return answer(resp), nil
 	}
-	img := a.s.image()
-	names := make([]string, len(r.Topics))
-	known := make([]bool, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i], known[i] = topicName(img, t.Topic, t.TopicID, r.Version >= 13)
-	}
+	names, known := topicNamesOf(a, r.Topics, func(t kmsg.ProduceRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }, r.Version >= 13)
 	ok := a.allowedNames(auth.OpWrite, auth.ResourceTopic, names)
-	var denied []kmsg.ProduceResponseTopic
-	kept := r.Topics[:0:0]
-	for i, t := range r.Topics {
-		if !known[i] || ok[names[i]] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewProduceResponseTopic()
-		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewProduceResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
+	kept, denied := splitAllowed(r.Topics, func(i int, _ kmsg.ProduceRequestTopic) bool { return !known[i] || ok[names[i]] },
+		func(t kmsg.ProduceRequestTopic) kmsg.ProduceResponseTopic {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
+				return rp
+			})
+			return rt
+		})
+	field := func(m *kmsg.ProduceResponse) *[]kmsg.ProduceResponseTopic { return &m.Topics }
+	switch {
+	case denied == nil:
 		return nil, nil
-	}
-	if r.Acks == 0 {
+	case r.Acks == 0:
 		// Kafka closes an acks=0 connection on any error.
 		return &protocol.Response{None: true, Close: true}, nil
+	case len(kept) == 0:
+		return answerDenied(r, denied, field), nil
 	}
-	if len(kept) == 0 {
-		resp := r.ResponseKind().(*kmsg.ProduceResponse)
-		resp.Topics = denied
-		return answer(resp), nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.ProduceResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	return passDenied(denied, func() { r.Topics = kept }, field)
 }
 
 // Fetch: a follower (replica id set) needs CLUSTER_ACTION on the CLUSTER,
@@ -82,89 +145,53 @@ func authzProduce(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.
 // READ on each topic. Refused topics are added by handleFetch.
 func authzFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.FetchRequest)
-	img := a.s.image()
-	var ok map[string]bool
-	names := make([]string, len(r.Topics))
-	known := make([]bool, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i], known[i] = topicName(img, t.Topic, t.TopicID, r.Version >= 13)
-	}
+	names, known := topicNamesOf(a, r.Topics, func(t kmsg.FetchRequestTopic) (string, [16]byte) { return t.Topic, t.TopicID }, r.Version >= 13)
 	replica := isReplicaFetch(r)
-	replicaOK := replica && a.cluster(auth.OpClusterAction)
-	if replicaOK {
+	if replica && a.cluster(auth.OpClusterAction) {
 		return nil, nil
 	}
+	var ok map[string]bool
 	if !replica {
 		ok = a.allowedNames(auth.OpRead, auth.ResourceTopic, names)
 	}
-	var denied []kmsg.FetchResponseTopic
-	kept := r.Topics[:0:0]
-	for i, t := range r.Topics {
-		if !replica && (!known[i] || ok[names[i]]) {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewFetchResponseTopic()
-		rt.Topic, rt.TopicID = t.Topic, t.TopicID
-		for _, p := range t.Partitions {
-			rp := kmsg.NewFetchResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
+	kept, denied := splitAllowed(r.Topics, func(i int, _ kmsg.FetchRequestTopic) bool { return !replica && (!known[i] || ok[names[i]]) },
+		func(t kmsg.FetchRequestTopic) kmsg.FetchResponseTopic {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.FetchRequestTopicPartition) kmsg.FetchResponseTopicPartition {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+				return rp
+			})
+			return rt
+		})
+	field := func(m *kmsg.FetchResponse) *[]kmsg.FetchResponseTopic { return &m.Topics }
+	if denied != nil && len(kept) == 0 {
+		return answerDenied(r, denied, field), nil
 	}
-	if denied == nil {
-		return nil, nil
-	}
-	if len(kept) == 0 {
-		resp := r.ResponseKind().(*kmsg.FetchResponse)
-		resp.Topics = denied
-		return answer(resp), nil
-	}
-	r.Topics = kept
-	// Run by handleFetch before encoding (fetchPostKey): the response
-	// carries file ranges spliced into its encoding, so it cannot grow
-	// after.
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.FetchResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	// The post function is run by handleFetch before encoding
+	// (fetchPostKey): the response carries file ranges spliced into its
+	// encoding, so it cannot grow after.
+	return passDenied(denied, func() { r.Topics = kept }, field)
 }
 
 // ListOffsets: DESCRIBE on each topic.
 func authzListOffsets(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ListOffsetsRequest)
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, names)
-	var denied []kmsg.ListOffsetsResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewListOffsetsResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewListOffsetsResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p.Partition, errTopicAuth.Code
-			rp.Timestamp, rp.Offset = -1, -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.ListOffsetsResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.ListOffsetsRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.ListOffsetsRequestTopic) kmsg.ListOffsetsResponseTopic {
+			rt := kmsg.NewListOffsetsResponseTopic()
+			rt.Topic = t.Topic
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+				rp := kmsg.NewListOffsetsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.Timestamp, rp.Offset = p.Partition, errTopicAuth.Code, -1, -1
+				return rp
+			})
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept }, func(m *kmsg.ListOffsetsResponse) *[]kmsg.ListOffsetsResponseTopic { return &m.Topics })
 }
 
 // Metadata: topics without DESCRIBE are left out of an all-topics answer
@@ -275,31 +302,18 @@ func authzCreateTopics(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 	r := req.(*kmsg.CreateTopicsRequest)
 	var denied []kmsg.CreateTopicsResponseTopic
 	if !a.cluster(auth.OpCreate) {
-		names := make([]string, len(r.Topics))
-		for i, t := range r.Topics {
-			names[i] = t.Topic
-		}
-		ok := a.allowedNames(auth.OpCreate, auth.ResourceTopic, names)
-		kept := r.Topics[:0:0]
-		for _, t := range r.Topics {
-			if ok[t.Topic] {
-				kept = append(kept, t)
-				continue
-			}
-			rt := kmsg.NewCreateTopicsResponseTopic()
-			rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, errTopicAuth.Code, -1, -1
-			rt.ErrorMessage = errMsg(errTopicAuth)
-			denied = append(denied, rt)
-		}
-		r.Topics = kept
+		ok := a.allowedNames(auth.OpCreate, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic }))
+		r.Topics, denied = splitAllowed(r.Topics, func(_ int, t kmsg.CreateTopicsRequestTopic) bool { return ok[t.Topic] },
+			func(t kmsg.CreateTopicsRequestTopic) kmsg.CreateTopicsResponseTopic {
+				rt := kmsg.NewCreateTopicsResponseTopic()
+				rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, errTopicAuth.Code, -1, -1
+				rt.ErrorMessage = errMsg(errTopicAuth)
+				return rt
+			})
 	}
 	return nil, func(m kmsg.Response) {
 		resp := m.(*kmsg.CreateTopicsResponse)
-		names := make([]string, len(resp.Topics))
-		for i, t := range resp.Topics {
-			names[i] = t.Topic
-		}
-		ok := a.allowedNames(auth.OpDescribeConfigs, auth.ResourceTopic, names)
+		ok := a.allowedNames(auth.OpDescribeConfigs, auth.ResourceTopic, namesOf(resp.Topics, func(t kmsg.CreateTopicsResponseTopic) string { return t.Topic }))
 		for i := range resp.Topics {
 			if t := &resp.Topics[i]; t.ErrorCode == 0 && !ok[t.Topic] {
 				t.ConfigErrorCode, t.Configs = errTopicAuth.Code, nil
@@ -313,89 +327,52 @@ func authzCreateTopics(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 func authzDeleteTopics(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteTopicsRequest)
 	img := a.s.image()
-	var denied []kmsg.DeleteTopicsResponseTopic
-	deny := func(name *string, id [16]byte) {
+	deny := func(name *string, id [16]byte) kmsg.DeleteTopicsResponseTopic {
 		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic, rt.TopicID, rt.ErrorCode = name, id, errTopicAuth.Code
-		denied = append(denied, rt)
+		return rt
 	}
-	var names []string
-	names = append(names, r.TopicNames...)
-	for _, t := range r.Topics {
+	// v6+ names topics or gives ids; known is false for an unknown id
+	// (the handler answers UNKNOWN_TOPIC_ID).
+	names, known := make([]string, len(r.Topics)), make([]bool, len(r.Topics))
+	for i, t := range r.Topics {
 		if t.Topic != nil {
-			names = append(names, *t.Topic)
+			names[i], known[i] = *t.Topic, true
 		} else if tp := img.TopicsByID[t.TopicID]; tp != nil {
-			names = append(names, tp.Name)
+			names[i], known[i] = tp.Name, true
 		}
 	}
-	ok := a.allowedNames(auth.OpDelete, auth.ResourceTopic, names)
-	keptNames := r.TopicNames[:0:0]
-	for _, n := range r.TopicNames {
-		if ok[n] {
-			keptNames = append(keptNames, n)
-		} else {
-			deny(kmsg.StringPtr(n), [16]byte{})
+	check := slices.Clone(r.TopicNames)
+	for i, n := range names {
+		if known[i] {
+			check = append(check, n)
 		}
 	}
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		name := ""
-		if t.Topic != nil {
-			name = *t.Topic
-		} else if tp := img.TopicsByID[t.TopicID]; tp != nil {
-			name = tp.Name
-		} else {
-			kept = append(kept, t)
-			continue
-		}
-		if ok[name] {
-			kept = append(kept, t)
-		} else {
-			deny(t.Topic, t.TopicID)
-		}
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.TopicNames, r.Topics = keptNames, kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.DeleteTopicsResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpDelete, auth.ResourceTopic, check)
+	keptNames, denied := splitAllowed(r.TopicNames, func(_ int, n string) bool { return ok[n] },
+		func(n string) kmsg.DeleteTopicsResponseTopic { return deny(kmsg.StringPtr(n), [16]byte{}) })
+	kept, deniedByID := splitAllowed(r.Topics, func(i int, _ kmsg.DeleteTopicsRequestTopic) bool { return !known[i] || ok[names[i]] },
+		func(t kmsg.DeleteTopicsRequestTopic) kmsg.DeleteTopicsResponseTopic { return deny(t.Topic, t.TopicID) })
+	return passDenied(append(denied, deniedByID...), func() { r.TopicNames, r.Topics = keptNames, kept },
+		func(m *kmsg.DeleteTopicsResponse) *[]kmsg.DeleteTopicsResponseTopic { return &m.Topics })
 }
 
 // DeleteRecords: DELETE on each topic.
 func authzDeleteRecords(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteRecordsRequest)
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpDelete, auth.ResourceTopic, names)
-	var denied []kmsg.DeleteRecordsResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewDeleteRecordsResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
-			rp.Partition, rp.ErrorCode, rp.LowWatermark = p.Partition, errTopicAuth.Code, -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.DeleteRecordsResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpDelete, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.DeleteRecordsRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.DeleteRecordsRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.DeleteRecordsRequestTopic) kmsg.DeleteRecordsResponseTopic {
+			rt := kmsg.NewDeleteRecordsResponseTopic()
+			rt.Topic = t.Topic
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.DeleteRecordsRequestTopicPartition) kmsg.DeleteRecordsResponseTopicPartition {
+				rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.LowWatermark = p.Partition, errTopicAuth.Code, -1
+				return rp
+			})
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept }, func(m *kmsg.DeleteRecordsResponse) *[]kmsg.DeleteRecordsResponseTopic { return &m.Topics })
 }
 
 // InitProducerId: WRITE on the transactional id; without one (an
@@ -427,97 +404,51 @@ func authzOffsetForLeaderEpoch(a *authzReq, req kmsg.Request) (*protocol.Respons
 	if a.cluster(auth.OpClusterAction) {
 		return nil, nil
 	}
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, names)
-	var denied []kmsg.OffsetForLeaderEpochResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
-			rp.Partition, rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.Partition, errTopicAuth.Code, -1, -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.OffsetForLeaderEpochResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.OffsetForLeaderEpochRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.OffsetForLeaderEpochRequestTopic) kmsg.OffsetForLeaderEpochResponseTopic {
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = t.Topic
+			rt.Partitions = failEach(t.Partitions, func(p kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+				rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.LeaderEpoch, rp.EndOffset = p.Partition, errTopicAuth.Code, -1, -1
+				return rp
+			})
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept },
+		func(m *kmsg.OffsetForLeaderEpochResponse) *[]kmsg.OffsetForLeaderEpochResponseTopic { return &m.Topics })
 }
 
 // CreatePartitions: ALTER on each topic.
 func authzCreatePartitions(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.CreatePartitionsRequest)
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpAlter, auth.ResourceTopic, names)
-	var denied []kmsg.CreatePartitionsResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewCreatePartitionsResponseTopic()
-		rt.Topic, rt.ErrorCode = t.Topic, errTopicAuth.Code
-		rt.ErrorMessage = kmsg.StringPtr("The topic authorization is failed.") // Kafka's wording
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.CreatePartitionsResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpAlter, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.CreatePartitionsRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.CreatePartitionsRequestTopic) kmsg.CreatePartitionsResponseTopic {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = t.Topic, errTopicAuth.Code
+			rt.ErrorMessage = kmsg.StringPtr("The topic authorization is failed.") // Kafka's wording
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept }, func(m *kmsg.CreatePartitionsResponse) *[]kmsg.CreatePartitionsResponseTopic { return &m.Topics })
 }
 
 // DescribeProducers: READ on each topic.
 func authzDescribeProducers(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeProducersRequest)
-	names := make([]string, len(r.Topics))
-	for i, t := range r.Topics {
-		names[i] = t.Topic
-	}
-	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, names)
-	var denied []kmsg.DescribeProducersResponseTopic
-	kept := r.Topics[:0:0]
-	for _, t := range r.Topics {
-		if ok[t.Topic] {
-			kept = append(kept, t)
-			continue
-		}
-		rt := kmsg.NewDescribeProducersResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewDescribeProducersResponseTopicPartition()
-			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, errTopicAuth.Code, errMsg(errTopicAuth)
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		denied = append(denied, rt)
-	}
-	if denied == nil {
-		return nil, nil
-	}
-	r.Topics = kept
-	return nil, func(m kmsg.Response) {
-		resp := m.(*kmsg.DescribeProducersResponse)
-		resp.Topics = append(resp.Topics, denied...)
-	}
+	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.DescribeProducersRequestTopic) string { return t.Topic }))
+	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.DescribeProducersRequestTopic) bool { return ok[t.Topic] },
+		func(t kmsg.DescribeProducersRequestTopic) kmsg.DescribeProducersResponseTopic {
+			rt := kmsg.NewDescribeProducersResponseTopic()
+			rt.Topic = t.Topic
+			rt.Partitions = failEach(t.Partitions, func(p int32) kmsg.DescribeProducersResponseTopicPartition {
+				rp := kmsg.NewDescribeProducersResponseTopicPartition()
+				rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, errTopicAuth.Code, errMsg(errTopicAuth)
+				return rp
+			})
+			return rt
+		})
+	return passDenied(denied, func() { r.Topics = kept },
+		func(m *kmsg.DescribeProducersResponse) *[]kmsg.DescribeProducersResponseTopic { return &m.Topics })
 }
