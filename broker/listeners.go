@@ -63,12 +63,12 @@ func listenerSecurity(props map[string]string, l config.Listener, reauth time.Du
 	case "PLAINTEXT":
 		return nil, nil
 	case "SSL", "SASL_SSL":
-		// Only Kafka's DEFAULT mapping (the subject DN as it is) is
-		// implemented; refusing other rules beats naming principals
-		// differently from what the ACLs expect.
-		if r := p.withDefault("ssl.principal.mapping.rules", "DEFAULT"); r != "DEFAULT" {
-			return nil, fmt.Errorf("listener %s: ssl.principal.mapping.rules=%q is not supported yet; only DEFAULT (User:<subject DN>)", l.Name, r)
+		// Kafka parses the rules at start-up: a bad rule refuses to start.
+		mapper, err := protocol.ParsePrincipalMappingRules(p.withDefault("ssl.principal.mapping.rules", "DEFAULT"))
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: ssl.principal.mapping.rules: %w", l.Name, err)
 		}
+		sec.PrincipalMapper = mapper
 		cfg, err := protocol.ServerTLSConfig(p.get)
 		if err != nil {
 			return nil, fmt.Errorf("listener %s (%s): %w", l.Name, proto, err)

@@ -20,6 +20,9 @@ type Security struct {
 	Protocol string
 	// TLS is set for SSL and SASL_SSL.
 	TLS *tls.Config
+	// PrincipalMapper names a client certificate's principal
+	// (ssl.principal.mapping.rules); nil is DEFAULT, the subject DN.
+	PrincipalMapper *PrincipalMapper
 	// SASL is set for SASL_PLAINTEXT and SASL_SSL.
 	SASL *SASLConfig
 }
@@ -48,8 +51,9 @@ const tlsHandshakeTimeout = 10 * time.Second
 
 // handshakeTLS completes the TLS handshake of a TLS listener's connection
 // and takes the principal from the client certificate, if one was sent:
-// Kafka's DEFAULT ssl.principal.mapping.rules name it after the subject's
-// X.500 distinguished name in RFC 2253 form ("CN=alice,OU=eng,O=acme").
+// the subject's X.500 distinguished name in RFC 2253 form
+// ("CN=alice,OU=eng,O=acme") mapped by ssl.principal.mapping.rules
+// (DEFAULT keeps it as it is).
 func (c *Conn) handshakeTLS() bool {
 	tc, ok := c.nc.(*tls.Conn)
 	if !ok {
@@ -62,7 +66,12 @@ func (c *Conn) handshakeTLS() bool {
 		return false
 	}
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
-		c.setPrincipal(auth.User(subjectDN(certs[0].RawSubject, certs[0].Subject)))
+		name, err := c.sec.PrincipalMapper.Name(subjectDN(certs[0].RawSubject, certs[0].Subject))
+		if err != nil { // Kafka fails the connection when no rule applies
+			c.log.Info("TLS client certificate maps to no principal; closing connection", "listener", c.sec.Listener, "err", err)
+			return false
+		}
+		c.setPrincipal(auth.User(name))
 	}
 	return true
 }

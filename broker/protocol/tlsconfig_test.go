@@ -76,8 +76,9 @@ func TestServerTLSConfigErrors(t *testing.T) {
 		want  string // "" means accepted
 	}{
 		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": string(key), "ssl.keystore.certificate.chain": string(cert)}, ""},
-		{map[string]string{"ssl.keystore.location": keyPath}, "JKS"},
-		{map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.location": keyPath}, "convert the store to PEM"},
+		{map[string]string{"ssl.keystore.location": keyPath}, "holds a private key but no certificate chain"},
+		{map[string]string{"ssl.keystore.type": "JCEKS", "ssl.keystore.location": keyPath}, "use JKS (Kafka's default), PKCS12 or PEM"},
+		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.location": certPath}, "holds no private key entry"},
 		{map[string]string{}, "needs a certificate"},
 		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": string(key), "ssl.keystore.certificate.chain": string(cert), "ssl.client.auth": "required"}, "needs a truststore"},
 		{map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": string(key), "ssl.keystore.certificate.chain": string(cert),

@@ -1,20 +1,18 @@
 package clientsec
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/fjordhq/fjord/internal/keystore"
 )
 
 // Keys are the client keys Options reads; the rest of ssl.* and sasl.*
@@ -98,46 +96,21 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 	if v := props["ssl.enabled.protocols"]; v != "" && !strings.Contains(v, "TLSv1.2") && strings.Contains(v, "TLSv1.3") {
 		cfg.MinVersion = tls.VersionTLS13
 	}
-	// Trust: the system's roots unless a trust store is given.
-	var trustPEM []byte
-	if loc := strings.TrimSpace(props["ssl.truststore.location"]); loc != "" {
-		b, err := readStore("ssl.truststore", loc, props["ssl.truststore.type"], props["ssl.truststore.password"], "")
-		if err != nil {
-			return nil, err
-		}
-		trustPEM = b
+	// Trust: the system's roots unless a trust store is given. Both
+	// stores are read as the broker reads its own (internal/keystore).
+	get := func(k string) string { return props[k] }
+	pool, err := keystore.Pool(get)
+	if err != nil {
+		return nil, err
 	}
-	if c := strings.TrimSpace(props["ssl.truststore.certificates"]); c != "" {
-		if t := strings.ToUpper(strings.TrimSpace(props["ssl.truststore.type"])); t != "" && t != "PEM" {
-			return nil, fmt.Errorf("ssl.truststore.certificates needs ssl.truststore.type=PEM (got %s)", t)
-		}
-		trustPEM = append(trustPEM, []byte("\n"+c)...)
-	}
-	if trustPEM != nil {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(trustPEM) {
-			return nil, errors.New("ssl.truststore: no PEM certificate found; give the CA certificates as -----BEGIN CERTIFICATE----- blocks")
-		}
-		cfg.RootCAs = pool
-	}
+	cfg.RootCAs = pool
 	// Client certificate (mutual TLS).
-	var keystorePEM []byte
-	if loc := strings.TrimSpace(props["ssl.keystore.location"]); loc != "" {
-		b, err := readStore("ssl.keystore", loc, props["ssl.keystore.type"], props["ssl.keystore.password"], props["ssl.key.password"])
-		if err != nil {
-			return nil, err
-		}
-		keystorePEM = b
+	cert, err := keystore.Certificate(get)
+	if err != nil {
+		return nil, err
 	}
-	if k := strings.TrimSpace(props["ssl.keystore.key"]); k != "" {
-		keystorePEM = append(keystorePEM, []byte("\n"+k+"\n"+props["ssl.keystore.certificate.chain"])...)
-	}
-	if keystorePEM != nil {
-		cert, err := pemKeyPair(keystorePEM)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
 	}
 	// Kafka verifies the broker's host name unless
 	// ssl.endpoint.identification.algorithm is set empty; the chain is
@@ -160,69 +133,6 @@ func clientTLSConfig(props map[string]string) (*tls.Config, error) {
 		return nil, fmt.Errorf("Invalid value %s for configuration ssl.endpoint.identification.algorithm: use https (verify the broker's host name) or an empty value (do not)", alg)
 	}
 	return cfg, nil
-}
-
-// readStore reads a trust or key store file as PEM: PEM files as they
-// are, Java KeyStore (JKS, jks.go) and PKCS12 (pkcs12.go) files
-// converted. The file's content decides, since Kafka users often leave
-// the type at its JKS default for other files.
-func readStore(key, loc, typ, storePassword, keyPassword string) ([]byte, error) {
-	b, err := os.ReadFile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("%s.location: %w", key, err)
-	}
-	if bytes.Contains(b, []byte("-----BEGIN ")) {
-		return b, nil
-	}
-	if len(b) >= 4 && binary.BigEndian.Uint32(b) == jksMagic {
-		out, err := readJKS(b, storePassword, keyPassword)
-		if err != nil {
-			return nil, fmt.Errorf("%s.location %s: %v", key, loc, err)
-		}
-		return out, nil
-	}
-	if len(b) > 0 && b[0] == 0x30 { // a DER SEQUENCE: PKCS12
-		out, err := readPKCS12(b, storePassword)
-		if err == nil {
-			return out, nil
-		}
-		if !strings.Contains(err.Error(), "not a PKCS12 store") {
-			return nil, fmt.Errorf("%s.location %s: %v", key, loc, err)
-		}
-	}
-	t := strings.ToUpper(strings.TrimSpace(typ))
-	if t == "" {
-		t = "JKS" // Kafka's default type
-	}
-	return nil, fmt.Errorf("%s.location %s is not a PEM, JKS or PKCS12 store (type %s); convert it to PEM, e.g. openssl pkcs12 -in %s -out store.pem -nodes, and set %s.type=PEM", key, loc, t, loc, key)
-}
-
-// pemKeyPair finds the certificate chain and private key in PEM text.
-func pemKeyPair(b []byte) (tls.Certificate, error) {
-	var certs, key []byte
-	for rest := b; ; {
-		var blk *pem.Block
-		blk, rest = pem.Decode(rest)
-		if blk == nil {
-			break
-		}
-		switch {
-		case blk.Type == "CERTIFICATE":
-			certs = append(certs, pem.EncodeToMemory(blk)...)
-		case blk.Type == "ENCRYPTED PRIVATE KEY" || x509.IsEncryptedPEMBlock(blk): //nolint:staticcheck // detecting, not decrypting
-			return tls.Certificate{}, errors.New("ssl.keystore: the private key is encrypted; Fjord's client reads unencrypted PEM keys only (decrypt it with openssl pkcs8 -in key.pem -out plain.pem and protect the file instead)")
-		case strings.HasSuffix(blk.Type, "PRIVATE KEY"):
-			key = pem.EncodeToMemory(blk)
-		}
-	}
-	if certs == nil || key == nil {
-		return tls.Certificate{}, errors.New("ssl.keystore: need a certificate chain and a private key in PEM (ssl.keystore.location with both, or ssl.keystore.certificate.chain and ssl.keystore.key)")
-	}
-	cert, err := tls.X509KeyPair(certs, key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("ssl.keystore: certificate and key do not form a pair: %v", err)
-	}
-	return cert, nil
 }
 
 // clientSASL returns the mechanism of sasl.mechanism with the

@@ -1,4 +1,4 @@
-package clientsec
+package keystore
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package clientsec
+package keystore
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ var (
 	oidShroudedKeyBag     = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 10, 1, 2}
 	oidCertBag            = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 10, 1, 3}
 	oidX509Certificate    = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 22, 1}
+	errNotPKCS12          = errors.New("not a PKCS12 store")
 	errLegacyPKCS12Cipher = errors.New("the PKCS12 store uses a legacy cipher (3DES/RC2); re-export it with AES, e.g. openssl pkcs12 -export ... -keypbe AES-256-CBC -certpbe AES-256-CBC, or keytool -importkeystore with Java 12 or later")
 )
 
@@ -63,17 +64,14 @@ type p12CertBag struct {
 	Data []byte `asn1:"tag:0,explicit"`
 }
 
-type p12EncryptedPrivateKeyInfo struct {
-	Algorithm p12AlgorithmIdentifier
-	Data      []byte
-}
-
 // readPKCS12 returns a PKCS#12 store's certificates and private keys as
-// PEM.
-func readPKCS12(b []byte, password string) ([]byte, error) {
+// PEM. Certificates are encrypted with the store password; keys with
+// keyPassword (Kafka's ssl.key.password) when it is set and that works,
+// else with the store password, as keytool writes them.
+func readPKCS12(b []byte, password, keyPassword string) ([]byte, error) {
 	var pfx p12PFX
 	if rest, err := asn1.Unmarshal(b, &pfx); err != nil || len(rest) != 0 || pfx.Version != 3 {
-		return nil, errors.New("not a PKCS12 store")
+		return nil, errNotPKCS12
 	}
 	if !pfx.AuthSafe.ContentType.Equal(oidData) {
 		return nil, errors.New("PKCS12 stores protected with public keys are not supported")
@@ -122,11 +120,7 @@ func readPKCS12(b []byte, password string) ([]byte, error) {
 					pem.Encode(&out, &pem.Block{Type: "CERTIFICATE", Bytes: cb.Data})
 				}
 			case bag.ID.Equal(oidShroudedKeyBag):
-				var epki p12EncryptedPrivateKeyInfo
-				if _, err := asn1.Unmarshal(bag.Value.Bytes, &epki); err != nil {
-					return nil, fmt.Errorf("PKCS12 key bag: %v", err)
-				}
-				key, err := pbes2Decrypt(epki.Algorithm, epki.Data, password)
+				key, err := decryptKeyBag(bag.Value.Bytes, password, keyPassword)
 				if err != nil {
 					return nil, err
 				}
@@ -137,6 +131,29 @@ func readPKCS12(b []byte, password string) ([]byte, error) {
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// decryptKeyBag decrypts a shrouded key bag (an encrypted PKCS#8 key)
+// with keyPassword, else the store password.
+func decryptKeyBag(der []byte, password, keyPassword string) ([]byte, error) {
+	tries := []string{password}
+	if keyPassword != "" && keyPassword != password {
+		tries = []string{keyPassword, password}
+	}
+	var key []byte
+	var err error
+	for _, pw := range tries {
+		if key, err = decryptPKCS8(der, pw); err == nil {
+			return key, nil
+		}
+		if errors.Is(err, errNotPBES2) {
+			return nil, errLegacyPKCS12Cipher
+		}
+	}
+	if errors.Is(err, errWrongKeyPassword) {
+		return nil, errors.New("cannot decrypt the PKCS12 store's private key: wrong password (ssl.keystore.password / ssl.key.password)")
+	}
+	return nil, fmt.Errorf("PKCS12 key bag: %v", err)
 }
 
 // pbes2Decrypt decrypts a PKCS12 bag or safe with internal/pbes2 (PBKDF2,
