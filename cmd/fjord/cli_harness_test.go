@@ -85,7 +85,7 @@ func (r *cliRun) wait(t *testing.T, d time.Duration) error {
 // newCLIRoot builds a fresh command tree, so flags never leak between runs.
 func newCLIRoot() *cobra.Command {
 	root := &cobra.Command{Use: "fjord", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(newTopicCmd(), newProduceCmd(), newConsumeCmd(), newGroupCmd(), newUserCmd(), newACLCmd())
+	root.AddCommand(newTopicCmd(), newProduceCmd(), newConsumeCmd(), newGroupCmd(), newUserCmd(), newACLCmd(), newQuotaCmd())
 	return root
 }
 
