@@ -28,7 +28,7 @@ func TestConvertRecord(t *testing.T) {
 	ts := time.UnixMilli(1_700_000_000_123)
 	r := &kgo.Record{Topic: "orders", Partition: 2, Offset: 41, Timestamp: ts, Key: []byte("k"), Value: []byte("v"),
 		Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("1")}, {Key: "h", Value: nil}, {Key: "e", Value: []byte{}}}}
-	got := newBatch(1, 8).convertRecord(p, r, "a", "b")
+	got := newBatch(1, 8).convertRecord(p, r, "a", "b", nil)
 	want := &connect.SourceRecord{
 		Topic: "a.orders", Partition: 2,
 		KeySchema: connect.OptionalBytesSchema, Key: []byte("k"),
@@ -52,7 +52,7 @@ func TestConvertRecord(t *testing.T) {
 	}
 
 	// Null key and tombstone stay null.
-	got = newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Offset: 42, Timestamp: ts}, "a", "b")
+	got = newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Offset: 42, Timestamp: ts}, "a", "b", nil)
 	if got.Key != nil || got.Value != nil || got.Headers != nil {
 		t.Errorf("null key/value/headers became %v/%v/%v", got.Key, got.Value, got.Headers)
 	}
@@ -75,25 +75,25 @@ func TestConvertRecordProvenance(t *testing.T) {
 	}
 	// A producer's record: stamped with the source alias, other headers kept.
 	got := newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
-		Headers: []kgo.RecordHeader{{Key: "x", Value: []byte("y")}}}, "a", "b")
+		Headers: []kgo.RecordHeader{{Key: "x", Value: []byte("y")}}}, "a", "b", nil)
 	if got == nil || !bytes.Equal(prov(got), []byte("a")) || got.Headers[0].Key != "x" || len(got.Headers) != 2 {
 		t.Fatalf("stamped record: %+v", got)
 	}
 	// A record that came from c through a: the header grows in place.
 	got = newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
-		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("c")}, {Key: "x", Value: []byte("y")}}}, "a", "b")
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("c")}, {Key: "x", Value: []byte("y")}}}, "a", "b", nil)
 	if got == nil || !bytes.Equal(prov(got), []byte("c,a")) || got.Headers[0].Key != policy.ProvenanceHeader || len(got.Headers) != 2 {
 		t.Fatalf("extended record: %+v", got)
 	}
 	// A record that came from b: not sent back to b.
 	if got := newBatch(1, 8).convertRecord(p, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
-		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b"); got != nil {
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b", nil); got != nil {
 		t.Fatalf("a record from the target was replicated back: %+v", got)
 	}
 	// Default naming never stamps: names stop the loops there.
 	d := testPartition(t, policy.DefaultClass, "orders")
 	got = newBatch(1, 8).convertRecord(d, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte("v"),
-		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b")
+		Headers: []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte("b")}}}, "a", "b", nil)
 	if got == nil || !bytes.Equal(prov(got), []byte("b")) {
 		t.Fatalf("default policy touched the header: %+v", got)
 	}
@@ -110,7 +110,7 @@ func TestBatchKeepsRecordsApart(t *testing.T) {
 		if i == 1 {
 			r.Headers = append(r.Headers, kgo.RecordHeader{Key: policy.ProvenanceHeader, Value: []byte("c")})
 		}
-		out = append(out, b.convertRecord(p, r, "a", "b"))
+		out = append(out, b.convertRecord(p, r, "a", "b", nil))
 	}
 	want := []string{"a", "c,a", "a"}
 	for i, r := range out {

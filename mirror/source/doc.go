@@ -21,7 +21,13 @@
 //     with a message saying so (MM2 logs it and replicates nothing);
 //   - for a topic that keeps its name (identity naming) config syncs copy
 //     only what changed on the source, so that two flows mirroring one
-//     topic into each other do not undo each other's changes.
+//     topic into each other do not undo each other's changes;
+//   - the records one poll emits for a partition share one source offset
+//     (the offset before the first of them), except the last, which has
+//     its own (task.go, Poll): an offset commit that falls within a
+//     poll's records stores the offset before them, so a restart from it
+//     copies up to one poll's worth of records again — at least once, as
+//     MM2 — and each record costs no map of its own.
 //
 // Each task (task.go) consumes its partitions from the source with its
 // own client, from the offsets the worker stored for it, and emits one

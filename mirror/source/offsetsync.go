@@ -3,6 +3,7 @@ package source
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/mirror/records"
@@ -27,10 +28,14 @@ type offsetSyncWriter struct {
 
 	mu          sync.Mutex
 	outstanding int
-	pending     syncQueue
-	delayed     syncQueue
-	states      map[connect.TopicPartition]*partitionState
-	closed      bool
+	// pendingLen is pending.len(), read without the lock by
+	// firePendingOffsetSyncs, which runs for every replicated record
+	// and has nothing to do for almost all of them.
+	pendingLen atomic.Int32
+	pending    syncQueue
+	delayed    syncQueue
+	states     map[connect.TopicPartition]*partitionState
+	closed     bool
 }
 
 func newOffsetSyncWriter(maxLag int64, send func(records.OffsetSync, func()), log *slog.Logger) *offsetSyncWriter {
@@ -44,6 +49,12 @@ func newOffsetSyncWriter(maxLag int64, send func(records.OffsetSync, func()), lo
 // between the previous one and this were held back by their provenance
 // (skipRuns), which is not a gap that needs a sync.
 func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upstreamOffset, downstreamOffset int64, afterSkips bool) {
+	w.maybeQueueOffsetSyncsOf(w.state(tp), tp, upstreamOffset, downstreamOffset, afterSkips)
+}
+
+// state returns tp's state, which a task may keep to spare the lookup
+// per record (maybeQueueOffsetSyncsOf).
+func (w *offsetSyncWriter) state(tp connect.TopicPartition) *partitionState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.states[tp]
@@ -51,13 +62,22 @@ func (w *offsetSyncWriter) maybeQueueOffsetSyncs(tp connect.TopicPartition, upst
 		st = &partitionState{previousUpstream: -1, previousDownstream: -1, lastSyncDownstream: -1}
 		w.states[tp] = st
 	}
+	return st
+}
+
+// maybeQueueOffsetSyncsOf is maybeQueueOffsetSyncs with tp's state (from
+// state).
+func (w *offsetSyncWriter) maybeQueueOffsetSyncsOf(st *partitionState, tp connect.TopicPartition, upstreamOffset, downstreamOffset int64, afterSkips bool) {
 	sync := records.OffsetSync{Topic: tp.Topic, Partition: tp.Partition, UpstreamOffset: upstreamOffset, DownstreamOffset: downstreamOffset}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if st.update(upstreamOffset, downstreamOffset, w.maxLag, afterSkips) {
 		w.delayed.remove(tp)
 		w.pending.put(tp, sync)
+		w.pendingLen.Store(int32(w.pending.len()))
 		st.shouldSync = false
 	} else {
-		w.delayed.put(tp, sync)
+		w.delayed.putHinted(&st.delayedAt, tp, sync)
 	}
 }
 
@@ -69,6 +89,7 @@ func (w *offsetSyncWriter) promoteDelayedOffsetSyncs() {
 	defer w.mu.Unlock()
 	w.delayed.each(w.pending.put)
 	w.delayed.clear()
+	w.pendingLen.Store(int32(w.pending.len()))
 }
 
 // firePendingOffsetSyncs sends pending syncs, oldest first, while fewer
@@ -76,12 +97,16 @@ func (w *offsetSyncWriter) promoteDelayedOffsetSyncs() {
 // next call.
 func (w *offsetSyncWriter) firePendingOffsetSyncs() {
 	for {
+		if w.pendingLen.Load() == 0 {
+			return
+		}
 		w.mu.Lock()
 		if w.closed || w.pending.len() == 0 || w.outstanding >= maxOutstandingOffsetSyncs {
 			w.mu.Unlock()
 			return
 		}
 		s := w.pending.popFront()
+		w.pendingLen.Store(int32(w.pending.len()))
 		w.outstanding++
 		w.mu.Unlock()
 		w.send(s, w.release)
@@ -108,6 +133,9 @@ type partitionState struct {
 	previousUpstream, previousDownstream int64
 	lastSyncDownstream                   int64
 	shouldSync                           bool
+	// delayedAt is where the partition's delayed sync was put last
+	// (syncQueue.putHinted).
+	delayedAt int
 }
 
 // update reports whether a sync must go now: the first record of this
@@ -158,6 +186,19 @@ func (q *syncQueue) put(tp connect.TopicPartition, s records.OffsetSync) {
 	}
 	q.index[tp] = len(q.items)
 	q.items = append(q.items, syncItem{tp: tp, sync: s})
+}
+
+// putHinted is put for a partition whose entry was at *hint: most
+// replicated records replace their partition's delayed sync, and
+// checking that place spares hashing the partition each time. *hint is
+// updated when the entry is not there (removed, cleared or moved).
+func (q *syncQueue) putHinted(hint *int, tp connect.TopicPartition, s records.OffsetSync) {
+	if i := *hint; i >= q.head && i < len(q.items) && !q.items[i].dead && q.items[i].tp == tp {
+		q.items[i].sync = s
+		return
+	}
+	q.put(tp, s)
+	*hint = q.index[tp]
 }
 
 func (q *syncQueue) remove(tp connect.TopicPartition) {

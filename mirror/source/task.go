@@ -26,6 +26,8 @@ type Task struct {
 	cl    *kgo.Client
 	parts map[connect.TopicPartition]*partition
 
+	batches  batches
+	clock    msClock
 	syncs    *offsetSyncWriter
 	syncsCl  *kgo.Client
 	stopping atomic.Bool
@@ -167,12 +169,25 @@ func (t *Task) startOffsetSyncs(props map[string]string) error {
 		})
 	}
 	t.syncs = newOffsetSyncWriter(t.s.offsetLagMax, send, t.log)
+	for _, p := range t.parts {
+		p.syncState = t.syncs.state(p.source)
+	}
 	return nil
 }
 
 // Poll returns the records fetched within consumer.poll.timeout.ms. Fetch
 // errors are logged and polling goes on (MM2 returns null on a
 // KafkaException): the client retries them itself.
+//
+// Unlike MM2, the records a poll emits for one partition share one
+// source offset map, the offset just before the poll's first record of
+// the partition, except the last one, which carries its own: a record's
+// map is a few hundred bytes, more than the rest of it. A commit of the
+// whole poll's records, or at a stop (the worker flushes first), stores
+// exact offsets as MM2's; one that falls within a poll's records stores
+// the offset before them, so a restart from it copies them again — at
+// least once, as a restart from any commit. Offset syncs and metrics use
+// each record's exact offset (batch.meta).
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 	if t.stopping.Load() {
 		return nil, nil
@@ -194,33 +209,46 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 		n++
 		headers += len(r.Headers) + t.stamps
 	})
-	b := newBatch(n, headers)
-	out := make([]*connect.SourceRecord, 0, n)
+	if n == 0 {
+		return nil, nil
+	}
+	b := t.batches.get(n, headers)
 	now := time.Now().UnixMilli()
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 		p := t.parts[connect.TopicPartition{Topic: fp.Topic, Partition: fp.Partition}]
 		if p == nil || len(fp.Records) == 0 {
 			return
 		}
+		var shared map[string]any
+		if len(fp.Records) > 1 {
+			shared = wrapOffset(fp.Records[0].Offset - 1)
+		}
 		var ages batchStats
 		var bytes, skipped int64
+		var last *connect.SourceRecord
+		var lastOffset int64
 		for _, r := range fp.Records {
-			sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias)
+			sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias, shared)
 			if sr == nil {
 				skipped++
 				p.skips.skipped()
 				continue
 			}
 			p.skips.kept(r.Offset)
-			out = append(out, sr)
+			last, lastOffset = sr, r.Offset
 			ages.add(float64(now - sr.Timestamp))
 			bytes += int64(len(r.Value))
+		}
+		if last != nil && shared != nil {
+			last.SourceOffset = wrapOffset(lastOffset)
 		}
 		p.m.recordPolled(bytes, ages, now)
 		if skipped > 0 {
 			p.m.skipped.Add(skipped)
 		}
 	})
+	out := b.ptrs
+	t.batches.track(b)
 	return out, nil
 }
 
@@ -231,26 +259,54 @@ func (t *Task) CommitRecord(r *connect.SourceRecord, md *connect.RecordMetadata)
 	if t.stopping.Load() {
 		return nil
 	}
-	if md == nil {
-		// Dropped by a transformation: nothing landed to sync.
+	var p *partition
+	var upstream int64
+	if b, i := t.batches.find(r); b != nil {
+		p, upstream = b.meta[i].p, b.meta[i].offset
+		defer t.batches.done(b)
+	} else {
+		// Not one of Poll's records (tests call CommitRecord directly).
+		tp, ok := unwrapPartition(r.SourcePartition)
+		if !ok {
+			return nil
+		}
+		p, upstream = t.parts[tp], unwrapOffset(r.SourceOffset)
+	}
+	if p == nil || md == nil {
+		// md nil: dropped by a transformation, nothing landed to sync.
 		return nil
 	}
-	tp, ok := unwrapPartition(r.SourcePartition)
-	if !ok {
-		return nil
-	}
-	p := t.parts[tp]
-	if p == nil {
-		return nil
-	}
-	now := time.Now().UnixMilli()
+	now := t.clock.nowMillis()
 	p.m.recordReplicated(float64(now-r.Timestamp), now)
 	if t.syncs != nil {
-		upstream := unwrapOffset(r.SourceOffset)
-		t.syncs.maybeQueueOffsetSyncs(tp, upstream, md.Offset, p.skips.follows(upstream))
+		if p.syncState != nil {
+			t.syncs.maybeQueueOffsetSyncsOf(p.syncState, p.source, upstream, md.Offset, p.skips.follows(upstream))
+		} else {
+			t.syncs.maybeQueueOffsetSyncs(p.source, upstream, md.Offset, p.skips.follows(upstream))
+		}
 		t.syncs.firePendingOffsetSyncs()
 	}
 	return nil
+}
+
+// msClock reads the wall clock in milliseconds at about half the cost of
+// time.Now, which reads the wall and the monotonic clocks: it adds the
+// monotonic time elapsed since a wall reading taken at most a second
+// before. CommitRecord reads it for every record.
+type msClock struct {
+	base atomic.Pointer[time.Time]
+}
+
+func (c *msClock) nowMillis() int64 {
+	b := c.base.Load()
+	if b != nil {
+		if d := time.Since(*b); d >= 0 && d < time.Second {
+			return b.UnixMilli() + d.Milliseconds()
+		}
+	}
+	now := time.Now()
+	c.base.Store(&now)
+	return now.UnixMilli()
 }
 
 // Commit runs after each offset commit: syncs held back by their
