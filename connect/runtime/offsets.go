@@ -67,6 +67,10 @@ type sourcePartition struct {
 	partition map[string]any
 	chunks    [][]*submittedRecord
 	head      int // index of the oldest record in chunks[0]
+	// trimmed: records of the acknowledged prefix were removed since the
+	// last committable, the last of them with offset trimmedOffset.
+	trimmed       bool
+	trimmedOffset map[string]any
 }
 
 const chunkSize = 1024
@@ -111,8 +115,21 @@ func (s *submittedRecords) submitLocked(r *submittedRecord, partition, offset ma
 	r.part, r.offset = p, offset
 	last := len(p.chunks) - 1
 	if last < 0 || len(p.chunks[last]) == chunkSize {
-		p.chunks = append(p.chunks, make([]*submittedRecord, 0, chunkSize))
-		last++
+		if last >= 0 {
+			// Drop the acknowledged prefix now rather than at the next
+			// offset commit (offset.flush.interval.ms, a minute by
+			// default): the queue then holds about the records in
+			// flight, not a minute's worth — and with them the records
+			// the producer is done with (the runtime's outRecord holds
+			// the task's record), which at a million records a second
+			// was gigabytes kept alive and scanned by every collection.
+			p.popAcked()
+			last = len(p.chunks) - 1
+		}
+		if last < 0 || len(p.chunks[last]) == chunkSize {
+			p.chunks = append(p.chunks, make([]*submittedRecord, 0, chunkSize))
+			last = len(p.chunks) - 1
+		}
 	}
 	p.chunks[last] = append(p.chunks[last], r)
 }
@@ -130,24 +147,31 @@ func (s *submittedRecords) committable() map[string]connect.SourcePartitionOffse
 	defer s.mu.Unlock()
 	out := map[string]connect.SourcePartitionOffset{}
 	for key, p := range s.parts {
-		var last *submittedRecord
-		for len(p.chunks) > 0 {
-			c := p.chunks[0]
-			for p.head < len(c) && c[p.head].acked.Load() {
-				last = c[p.head]
-				c[p.head] = nil
-				p.head++
-			}
-			if p.head < len(c) || len(c) < chunkSize {
-				break // an unacknowledged record, or the chunk still fills
-			}
-			p.chunks, p.head = p.chunks[1:], 0
-		}
-		if last != nil {
-			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: last.offset}
+		p.popAcked()
+		if p.trimmed {
+			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: p.trimmedOffset}
+			p.trimmed, p.trimmedOffset = false, nil
 		}
 	}
 	return out
+}
+
+// popAcked removes the partition's acknowledged prefix, noting the
+// offset of its last record for the next committable. Call with the
+// queue's lock held.
+func (p *sourcePartition) popAcked() {
+	for len(p.chunks) > 0 {
+		c := p.chunks[0]
+		for p.head < len(c) && c[p.head].acked.Load() {
+			p.trimmed, p.trimmedOffset = true, c[p.head].offset
+			c[p.head] = nil
+			p.head++
+		}
+		if p.head < len(c) || len(c) < chunkSize {
+			break // an unacknowledged record, or the chunk still fills
+		}
+		p.chunks, p.head = p.chunks[1:], 0
+	}
 }
 
 // pending returns how many submitted records are not yet acknowledged.

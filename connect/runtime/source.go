@@ -488,6 +488,9 @@ type outRecord struct {
 	// arena holds the buffer the key and value were converted into until
 	// the producer is done with the record.
 	arena *pollArena
+	// md is what the task's CommitRecord gets: part of the record's one
+	// allocation rather than one more per record.
+	md connect.RecordMetadata
 }
 
 // onSent is the producer callback for every record (one func value for
@@ -542,7 +545,8 @@ func (s *sourceTask) sent(or *outRecord, err error) {
 	s.submitted.ack(&or.sub)
 	s.written.Add(1)
 	if s.commitOK.Load() {
-		s.commitRecord(or.pre, &connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
+		or.md = connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
+		s.commitRecord(or.pre, &or.md)
 	}
 	s.trackTopic(kr.Topic)
 }

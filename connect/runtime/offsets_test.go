@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"testing"
+)
+
+// committable returns, per source partition, the offset of the last
+// record of the acknowledged prefix, whether the prefix was removed at
+// the commit or earlier while records were submitted (which keeps the
+// queue to about the records in flight).
+func TestSubmittedRecordsCommittable(t *testing.T) {
+	s := newSubmittedRecords()
+	part := map[string]any{"p": 1}
+	other := map[string]any{"p": 2}
+	offset := func(i int) map[string]any { return map[string]any{"o": i} }
+	n := 3*chunkSize + 10
+	recs := make([]*submittedRecord, n)
+	for i := range n {
+		recs[i] = s.submit(part, offset(i))
+	}
+	tomb := s.submit(other, nil)
+	if got := s.committable(); len(got) != 0 {
+		t.Fatalf("nothing acknowledged, committable %v", got)
+	}
+	// Acknowledged out of order: only the prefix counts.
+	s.ack(recs[2])
+	s.ack(recs[0])
+	if got := s.committable(); got["{\"p\":1}"].Offset["o"] != 0 || len(got) != 1 {
+		t.Fatalf("committable %v, want offset 0", got)
+	}
+	s.ack(recs[1])
+	for i := 3; i < 2*chunkSize+5; i++ {
+		s.ack(recs[i])
+	}
+	s.ack(tomb)
+	// More submissions cross chunk boundaries and drop the acknowledged
+	// prefix before the commit.
+	more := make([]*submittedRecord, 2*chunkSize)
+	for i := range more {
+		more[i] = s.submit(part, offset(n+i))
+	}
+	p := s.parts["{\"p\":1}"]
+	if p == nil {
+		t.Fatalf("partitions %v", s.parts)
+	}
+	queued := 0
+	for i, c := range p.chunks {
+		if i == 0 {
+			queued += len(c) - p.head
+		} else {
+			queued += len(c)
+		}
+	}
+	if want := n + 2*chunkSize - (2*chunkSize + 5); queued != want {
+		t.Errorf("%d records queued, want the %d not acknowledged", queued, want)
+	}
+	got := s.committable()
+	if o := got["{\"p\":1}"].Offset["o"]; o != 2*chunkSize+4 {
+		t.Errorf("committable offset %v, want %d", o, 2*chunkSize+4)
+	}
+	if o, ok := got["{\"p\":2}"]; !ok || o.Offset != nil {
+		t.Errorf("a null offset must be committed as null (a tombstone): %v, %v", o, ok)
+	}
+	if got := s.committable(); len(got) != 0 {
+		t.Errorf("nothing new acknowledged, committable %v", got)
+	}
+	for _, r := range recs[2*chunkSize+5:] {
+		s.ack(r)
+	}
+	for _, r := range more {
+		s.ack(r)
+	}
+	if got := s.committable(); got["{\"p\":1}"].Offset["o"] != n+2*chunkSize-1 {
+		t.Errorf("committable %v, want offset %d", got, n+2*chunkSize-1)
+	}
+	if s.pending() != 0 {
+		t.Errorf("pending %d", s.pending())
+	}
+}
