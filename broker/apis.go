@@ -77,9 +77,10 @@ var advertisedVersions = func() map[int16]protocol.VersionRange {
 }()
 
 // Handle dispatches one request to its API's handler.
-// With an authorizer, the request is authorized first (authz.go): here,
-// before any forwarding, since the controller listener runs forwarded
-// requests as sent.
+// With an authorizer, the request is authorized first (authz.go), here
+// before any forwarding; the controller listener authorizes what it is
+// sent again, as the forwarding broker's principal
+// (controller_security.go).
 func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	if s.authz == nil {
 		if s.mustForward(req.Key) {
@@ -87,6 +88,12 @@ func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Req
 		}
 		return s.dispatch(ctx, c, req)
 	}
+	return s.dispatchAuthorized(ctx, c, req)
+}
+
+// dispatchAuthorized authorizes a request (s.authz set) as its
+// connection's principal, then forwards it or runs it here.
+func (s *Server) dispatchAuthorized(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	deny, post := s.authorize(c, req)
 	if deny != nil {
 		return *deny

@@ -69,12 +69,21 @@ func (s *Server) openCluster() error {
 			return fmt.Errorf("controller listener on %s: %w (is another node using it? check listeners and controller.listener.names)", cfg.Cluster.ControllerListenAddr, err)
 		}
 		cl.ctrlLn = ln
-		kafkaL, raftL := controller.MuxListener(ln)
+		if sec := cfg.Cluster.ControllerSecurity; sec != nil && sec.SASL != nil && sec.SASL.Scram == nil {
+			// Brokers may authenticate with SCRAM once credentials are
+			// in the metadata log (controllers use PLAIN: configs.go).
+			sec.SASL.Scram = s.cfg.ScramStore
+			if sec.SASL.Scram == nil {
+				sec.SASL.Scram = s.ScramStore()
+			}
+		}
+		kafkaL, raftL := controller.MuxListenerWith(ln, s.controllerMuxOptions())
 		cl.ctrlKafka = kafkaL
 		opts := controller.QuorumOptions{
 			Options:                 s.controllerOptions(),
 			Voters:                  cfg.Cluster.Voters,
 			RaftListener:            raftL,
+			PeerDialer:              cfg.Cluster.ControllerDialer,
 			BrokerSessionTimeout:    cfg.Cluster.BrokerSessionTimeout,
 			BrokerHeartbeatInterval: cfg.Cluster.BrokerHeartbeatInterval,
 			BrokerConfigs:           cfg.Cluster.StaticConfigs,
@@ -103,7 +112,7 @@ func (s *Server) openCluster() error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if err := cl.ctrlProto.Serve(cl.ctrlKafka); err != nil {
+			if err := cl.ctrlProto.ServeSecure(cl.ctrlKafka, cfg.Cluster.ControllerSecurity); err != nil {
 				s.log.Error("controller listener stopped", "err", err)
 			}
 		}()
@@ -114,6 +123,7 @@ func (s *Server) openCluster() error {
 	cl.client = controller.NewControllerClient(controller.ClientOptions{
 		NodeID: cfg.NodeID,
 		Voters: cfg.Cluster.Voters,
+		Dialer: cfg.Cluster.ControllerDialer,
 		Logger: s.log.With("component", "controller-client"),
 	})
 	s.link = cl.client
@@ -390,6 +400,11 @@ type controllerListener struct{ s *Server }
 
 func (h controllerListener) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	s := h.s
+	if s.authz != nil {
+		if deny := s.authorizeControllerAPI(c, req); deny != nil {
+			return *deny
+		}
+	}
 	// ctx is the connection's: its closing tells the controller that a
 	// broker heartbeating on it may be gone.
 	if resp, ok := controller.ServeControllerRequest(controller.ConnectionContext(ctx), s.cluster.quorum, req.Body); ok {
@@ -409,7 +424,7 @@ func (h controllerListener) Handle(ctx context.Context, c *protocol.Conn, req *p
 	}
 	if forwardedAPIs[req.Key] {
 		if s.cluster.quorum.IsActive() {
-			return s.dispatch(ctx, c, req)
+			return s.dispatchAuthorized(ctx, c, req)
 		}
 		return protocol.Response{Msg: adminErrorResponse(req.Body, kerr.NotController.Code, "this controller is not the active controller")}
 	}
@@ -448,6 +463,9 @@ func controllerListenerVersions() map[int16]protocol.VersionRange {
 	m := map[int16]protocol.VersionRange{
 		int16(kmsg.ApiVersions):     apiVersions[int16(kmsg.ApiVersions)],
 		int16(kmsg.DescribeCluster): apiVersions[int16(kmsg.DescribeCluster)],
+		// Answered by broker/protocol on a SASL controller listener.
+		int16(kmsg.SASLHandshake):    apiVersions[int16(kmsg.SASLHandshake)],
+		int16(kmsg.SASLAuthenticate): apiVersions[int16(kmsg.SASLAuthenticate)],
 	}
 	for k, vr := range controller.ControllerVersions {
 		m[int16(k)] = protocol.VersionRange{Min: vr.Min, Max: vr.Max}

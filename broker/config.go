@@ -96,6 +96,15 @@ type ClusterConfig struct {
 	// ControllerListenAddr is where the controller listener binds (the
 	// first of controller.listener.names in listeners).
 	ControllerListenAddr string
+	// ControllerSecurity is the controller listener's security protocol
+	// (listener.security.protocol.map) with its TLS and SASL settings;
+	// nil for PLAINTEXT. Raft and the Kafka protocol both run under it.
+	ControllerSecurity *protocol.Security
+	// ControllerDialer connects to the voters' controller listeners:
+	// brokers to the active controller, controllers to their raft peers
+	// (TLS truststore/keystore, SASL sasl.mechanism.controller.protocol
+	// with the listener's JAAS username/password); nil for PLAINTEXT.
+	ControllerDialer *wire.Dialer
 	// Listeners are the advertised client listeners, registered with the
 	// controller.
 	Listeners []controller.Listener

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -112,12 +113,29 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 	if len(b.ProcessRoles) == 0 {
 		cfg.Cluster.Broker = true
 	}
+	reauth := time.Duration(propInt(props, "connections.max.reauth.ms", 0)) * time.Millisecond
 	for _, l := range b.Listeners {
 		if len(b.ControllerListenerNames) > 0 && l.Name == b.ControllerListenerNames[0] {
-			if l.SecurityProtocol != "" && l.SecurityProtocol != "PLAINTEXT" {
-				return Config{}, fmt.Errorf("controller listener %s uses %s: controller listeners serve PLAINTEXT only so far; map it to PLAINTEXT in listener.security.protocol.map and keep it on a private network", l.Name, l.SecurityProtocol)
-			}
 			cfg.Cluster.ControllerListenAddr = l.Addr()
+			if cfg.Cluster.ControllerSecurity, err = listenerSecurity(props, l, reauth); err != nil {
+				return Config{}, err
+			}
+		}
+	}
+	if cfg.Cluster.Enabled() {
+		var ctrlUser string
+		if cfg.Cluster.ControllerDialer, ctrlUser, err = controllerDialer(props, b); err != nil {
+			return Config{}, err
+		}
+		if err := checkControllerPrincipal(props, b, ctrlUser); err != nil {
+			return Config{}, err
+		}
+		if d := cfg.Cluster.ControllerDialer; d != nil && d.SASL != nil && d.SASL.Name() != "PLAIN" && cfg.Cluster.Controller {
+			// Raft peers authenticate before any metadata (where SCRAM
+			// credentials live) can be replicated: a quorum of SCRAM-only
+			// controllers could never elect a leader.
+			return Config{}, fmt.Errorf("sasl.mechanism.controller.protocol=%s: controllers authenticate to each other before the metadata log (which holds SCRAM credentials) is readable; use PLAIN with listener.name.%s.plain.sasl.jaas.config (brokers may still use SCRAM once their credentials exist)",
+				d.SASL.Name(), strings.ToLower(b.ControllerListenerNames[0]))
 		}
 	}
 	for _, l := range b.AdvertisedListeners {
@@ -132,7 +150,6 @@ func ConfigFromProperties(props map[string]string, logger *slog.Logger) (Config,
 	if _, err := authorizer.FromProperties(props, func() *metadata.Image { return nil }); err != nil {
 		return Config{}, err
 	}
-	reauth := time.Duration(propInt(props, "connections.max.reauth.ms", 0)) * time.Millisecond
 	clientListeners := b.ClientListeners()
 	for _, l := range clientListeners {
 		sec, err := listenerSecurity(props, l, reauth)

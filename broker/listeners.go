@@ -212,12 +212,60 @@ func interBrokerDialer(props map[string]string, b *config.Broker) (*wire.Dialer,
 			l = &b.Listeners[i]
 		}
 	}
-	if l == nil || l.SecurityProtocol == "" || l.SecurityProtocol == "PLAINTEXT" {
+	if l == nil {
 		return nil, nil
 	}
-	p := newListenerProps(props, l.Name)
+	d, _, err := listenerDialer(props, l.Name, l.SecurityProtocol, "sasl.mechanism.inter.broker.protocol", "inter-broker listener")
+	return d, err
+}
+
+// controllerDialer is how this node connects to the controller listener
+// (the first of controller.listener.names): a broker to the active
+// controller, a controller to its raft peers. A broker-only node does not
+// bind that listener, so its protocol comes from
+// listener.security.protocol.map, as in Kafka; the SASL mechanism is
+// sasl.mechanism.controller.protocol.
+func controllerDialer(props map[string]string, b *config.Broker) (d *wire.Dialer, saslUser string, err error) {
+	if len(b.ControllerListenerNames) == 0 {
+		return nil, "", nil
+	}
+	name := b.ControllerListenerNames[0]
+	return listenerDialer(props, name, controllerProtocol(b), "sasl.mechanism.controller.protocol", "controller listener")
+}
+
+// controllerProtocol is the controller listener's security protocol:
+// listener.security.protocol.map's, else the name's own if it is one,
+// else PLAINTEXT.
+func controllerProtocol(b *config.Broker) string {
+	name := b.ControllerListenerNames[0]
+	proto := b.ListenerSecurityProtocolMap[name]
+	for _, l := range b.Listeners {
+		if l.Name == name && l.SecurityProtocol != "" {
+			proto = l.SecurityProtocol
+		}
+	}
+	if proto == "" && slices.Contains([]string{"SSL", "SASL_PLAINTEXT", "SASL_SSL"}, name) {
+		proto = name
+	}
+	if proto == "" {
+		proto = "PLAINTEXT"
+	}
+	return proto
+}
+
+// listenerDialer dials a listener with the given security protocol, with
+// the listener's ssl.* keys and, for SASL, the mechanism mechKey names
+// and the username and password of that mechanism's JAAS line (the
+// username is returned). nil for PLAINTEXT. what names the listener's
+// role in errors.
+func listenerDialer(props map[string]string, name, proto, mechKey, what string) (*wire.Dialer, string, error) {
+	if proto == "" || proto == "PLAINTEXT" {
+		return nil, "", nil
+	}
+	p := newListenerProps(props, name)
 	d := &wire.Dialer{}
-	if l.SecurityProtocol == "SSL" || l.SecurityProtocol == "SASL_SSL" {
+	var user string
+	if proto == "SSL" || proto == "SASL_SSL" {
 		get := func(key string) string {
 			if key == "ssl.endpoint.identification.algorithm" {
 				return p.withDefault(key, "https")
@@ -226,27 +274,28 @@ func interBrokerDialer(props map[string]string, b *config.Broker) (*wire.Dialer,
 		}
 		cfg, err := protocol.ClientTLSConfig(get, "")
 		if err != nil {
-			return nil, fmt.Errorf("inter-broker listener %s: %w", l.Name, err)
+			return nil, "", fmt.Errorf("%s %s: %w", what, name, err)
 		}
 		d.TLS = cfg
 	}
-	if strings.HasPrefix(l.SecurityProtocol, "SASL_") {
-		mech := strings.ToUpper(p.withDefault("sasl.mechanism.inter.broker.protocol", "GSSAPI"))
+	if strings.HasPrefix(proto, "SASL_") {
+		mech := strings.ToUpper(p.withDefault(mechKey, "GSSAPI"))
 		raw := p.get(strings.ToLower(mech) + ".sasl.jaas.config")
 		if raw == "" {
 			raw = p.get("sasl.jaas.config")
 		}
 		if raw == "" {
-			return nil, fmt.Errorf("inter-broker listener %s uses %s: set listener.name.%s.%s.sasl.jaas.config with username and password",
-				l.Name, mech, strings.ToLower(l.Name), strings.ToLower(mech))
+			return nil, "", fmt.Errorf("%s %s uses %s: set listener.name.%s.%s.sasl.jaas.config with username and password",
+				what, name, mech, strings.ToLower(name), strings.ToLower(mech))
 		}
 		j, err := protocol.ParseJAAS(raw)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		user, pass := j.Options["username"], j.Options["password"]
+		var pass string
+		user, pass = j.Options["username"], j.Options["password"]
 		if user == "" {
-			return nil, fmt.Errorf("inter-broker listener %s: the %s JAAS config needs username=\"...\" password=\"...\" for the broker's own connections", l.Name, mech)
+			return nil, "", fmt.Errorf("%s %s: the %s JAAS config needs username=\"...\" password=\"...\" for this node's own connections", what, name, mech)
 		}
 		switch mech {
 		case "PLAIN":
@@ -256,10 +305,10 @@ func interBrokerDialer(props map[string]string, b *config.Broker) (*wire.Dialer,
 		case "SCRAM-SHA-512":
 			d.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 		default:
-			return nil, fmt.Errorf("sasl.mechanism.inter.broker.protocol=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+			return nil, "", fmt.Errorf("%s=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mechKey, mech)
 		}
 	}
-	return d, nil
+	return d, user, nil
 }
 
 // endpoint is where clients of listener reach broker b: the broker's

@@ -720,19 +720,21 @@ func TestAuthzAdminACLs(t *testing.T) {
 	}
 }
 
-// A 3-node cluster whose brokers authenticate to each other with SASL as
-// User:admin, a super user, still replicates (acks=all with
+// A 3-node cluster whose nodes authenticate to each other (and to the
+// controllers) with SASL as User:admin, a super user, still replicates (acks=all with
 // min.insync.replicas=3) and elects leaders; a client's ACLs are
 // enforced on every broker.
 func TestAuthzClusterSASLSuperUserBrokers(t *testing.T) {
 	c := testkit.StartInProcCluster(t, 3, map[string]string{
-		"listener.security.protocol.map":                 "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"sasl.enabled.mechanisms":                        "PLAIN",
-		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
-		"listener.name.plaintext.plain.sasl.jaas.config": authzJAAS,
-		"authorizer.class.name":                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users":                                    "User:admin",
-		"min.insync.replicas":                            "3",
+		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                         "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config":  authzJAAS,
+		"sasl.mechanism.controller.protocol":              "PLAIN",
+		"listener.name.controller.plain.sasl.jaas.config": authzJAAS,
+		"authorizer.class.name":                           "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                                     "User:admin",
+		"min.insync.replicas":                             "3",
 	})
 	ctx := testkit.Context(t, 120*time.Second)
 	admin := userClient(t, c.Bootstrap(), "admin", kgo.RequiredAcks(kgo.AllISRAcks()))

@@ -113,6 +113,11 @@ func New(cfg Config) (*Server, error) {
 	}()
 
 	var err error
+	// The authorizer reads the live image at each check, so it exists
+	// before the controller listener (which authorizes too) serves.
+	if s.authz, err = s.NewAuthorizer(); err != nil {
+		return nil, err
+	}
 	if cfg.Cluster.Enabled() {
 		if err := s.openCluster(); err != nil {
 			return nil, err
@@ -181,9 +186,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	if s.authz, err = s.NewAuthorizer(); err != nil {
-		return nil, err
-	}
 	s.groups = group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
 		Logger:      s.log.With("component", "group"),
 		Topics:      groupTopics{s},

@@ -51,6 +51,9 @@ type ClientOptions struct {
 	// controller; the caller's context bounds the whole retry loop.
 	// Default 30 s (Kafka's controller channel request.timeout.ms).
 	RequestTimeout time.Duration
+	// Dialer secures connections to the controller listener (TLS and
+	// SASL per its security protocol); nil dials PLAINTEXT.
+	Dialer *wire.Dialer
 	// ClusterID, if set, is sent with broker registrations and metadata
 	// fetches; a controller of another cluster answers
 	// INCONSISTENT_CLUSTER_ID.
@@ -256,7 +259,7 @@ func (c *ControllerClient) conn(ctx context.Context, id int32, ln lane) (*wire.C
 		return nil, fmt.Errorf("node %d is not a controller.quorum.voters entry", id)
 	}
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	cn, err := wire.Dial(dctx, addr, c.clientID)
+	cn, err := c.opts.Dialer.Dial(dctx, addr, c.clientID)
 	cancel()
 	if err != nil {
 		return nil, err

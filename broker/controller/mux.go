@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -29,11 +31,33 @@ const muxBacklog = 64
 // never holds up Accept for others. Closing both halves closes l; either
 // half's Accept fails once l does.
 func MuxListener(l net.Listener) (kafka net.Listener, raftL net.Listener) {
-	return muxListener(l, muxPeekTimeout)
+	return muxListener(l, muxPeekTimeout, MuxOptions{})
 }
 
-func muxListener(l net.Listener, peekTimeout time.Duration) (kafka net.Listener, raftL net.Listener) {
-	m := &mux{l: l, peekTimeout: peekTimeout, done: make(chan struct{})}
+// MuxOptions secure a controller listener (SSL, SASL_PLAINTEXT,
+// SASL_SSL in listener.security.protocol.map).
+type MuxOptions struct {
+	// TLS, if set, is the listener's TLS: each connection completes its
+	// handshake before it is classified, so raft and the Kafka protocol
+	// both run encrypted (and, with ssl.client.auth, both authenticate
+	// the peer's certificate). Kafka connections come out with
+	// ConnectionState and HandshakeContext, so the protocol server takes
+	// the principal from them without wrapping them again.
+	TLS *tls.Config
+	// AuthenticateRaft, if set, runs on each raft connection after its
+	// magic and before raft reads it: the listener's SASL exchange and
+	// the authorizer's check of the peer. An error closes the connection.
+	// It runs on the connection's own goroutine under the peek deadline.
+	AuthenticateRaft func(net.Conn) error
+}
+
+// MuxListenerWith is MuxListener for a secured controller listener.
+func MuxListenerWith(l net.Listener, o MuxOptions) (kafka net.Listener, raftL net.Listener) {
+	return muxListener(l, muxPeekTimeout, o)
+}
+
+func muxListener(l net.Listener, peekTimeout time.Duration, o MuxOptions) (kafka net.Listener, raftL net.Listener) {
+	m := &mux{l: l, peekTimeout: peekTimeout, opts: o, done: make(chan struct{})}
 	m.kafka = &muxHalf{m: m, ch: make(chan net.Conn, muxBacklog), closed: make(chan struct{})}
 	m.raft = &muxHalf{m: m, ch: make(chan net.Conn, muxBacklog), closed: make(chan struct{})}
 	go m.acceptLoop()
@@ -43,6 +67,7 @@ func muxListener(l net.Listener, peekTimeout time.Duration) (kafka net.Listener,
 type mux struct {
 	l           net.Listener
 	peekTimeout time.Duration
+	opts        MuxOptions
 	kafka, raft *muxHalf
 	done        chan struct{} // closed when l fails or is closed
 	mu          sync.Mutex
@@ -76,18 +101,39 @@ func (m *mux) acceptLoop() {
 
 func (m *mux) classify(c net.Conn) {
 	var b [4]byte
-	c.SetReadDeadline(time.Now().Add(m.peekTimeout))
+	deadline := time.Now().Add(m.peekTimeout)
+	c.SetDeadline(deadline)
+	var tc *tls.Conn
+	if m.opts.TLS != nil {
+		tc = tls.Server(c, m.opts.TLS)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			return
+		}
+		c = tc
+	}
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		c.Close()
 		return
 	}
-	c.SetReadDeadline(time.Time{})
 	half := m.kafka
 	if binary.BigEndian.Uint32(b[:]) == RaftMagic {
 		half = m.raft
+		if m.opts.AuthenticateRaft != nil {
+			if err := m.opts.AuthenticateRaft(c); err != nil {
+				c.Close()
+				return
+			}
+		}
+	} else if tc != nil {
+		c = &peekedTLSConn{peekedConn: peekedConn{Conn: c, peeked: b[:]}, tc: tc}
 	} else {
 		c = &peekedConn{Conn: c, peeked: b[:]}
 	}
+	c.SetDeadline(time.Time{})
 	select {
 	case half.ch <- c:
 	case <-half.closed:
@@ -180,4 +226,23 @@ func (c *peekedConn) SyscallConn() (syscall.RawConn, error) {
 		return sc.SyscallConn()
 	}
 	return nil, errors.New("connection has no file descriptor")
+}
+
+// peekedTLSConn is a peekedConn over a TLS connection whose handshake the
+// mux completed: the protocol server reads the peer's certificate from it.
+type peekedTLSConn struct {
+	peekedConn
+	tc *tls.Conn
+}
+
+func (c *peekedTLSConn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
+
+func (c *peekedTLSConn) HandshakeContext(ctx context.Context) error {
+	return c.tc.HandshakeContext(ctx)
+}
+
+// SyscallConn is not offered: bytes written to the socket directly would
+// bypass TLS.
+func (c *peekedTLSConn) SyscallConn() (syscall.RawConn, error) {
+	return nil, errors.New("a TLS connection cannot be written to directly")
 }

@@ -14,7 +14,7 @@ func TestMuxListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kafka, raftL := muxListener(l, 300*time.Millisecond)
+	kafka, raftL := muxListener(l, 300*time.Millisecond, MuxOptions{})
 	addr := l.Addr().String()
 	dial := func(first []byte) net.Conn {
 		c, err := net.Dial("tcp", addr)

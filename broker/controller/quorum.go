@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/fjordhq/fjord/broker/metadata"
+	"github.com/fjordhq/fjord/broker/wire"
 )
 
 // ErrSnapshotNeeded is ReadLog's answer when the entries asked for were
@@ -50,6 +51,10 @@ type QuorumOptions struct {
 	// RaftListener is the raft half of MuxListener on this node's
 	// controller listener.
 	RaftListener net.Listener
+	// PeerDialer is how raft connects to the other voters' controller
+	// listeners (TLS and SASL per the listener's security protocol);
+	// nil dials PLAINTEXT.
+	PeerDialer *wire.Dialer
 	// BrokerSessionTimeout is broker.session.timeout.ms (default 9 s).
 	BrokerSessionTimeout time.Duration
 	// BrokerHeartbeatInterval is broker.heartbeat.interval.ms, how often
@@ -177,7 +182,7 @@ func OpenQuorum(dir string, opts QuorumOptions) (*Quorum, error) {
 	}
 	q.logs = logs
 	q.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  &raftStream{Listener: opts.RaftListener, advertised: voterAddr(self)},
+		Stream:  &raftStream{Listener: opts.RaftListener, advertised: voterAddr(self), dialer: opts.PeerDialer},
 		MaxPool: 3,
 		Timeout: 2 * time.Second,
 		Logger:  hl,

@@ -3,13 +3,17 @@ package controller
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/fjordhq/fjord/broker/wire"
 )
 
 // raftStream is raft's StreamLayer over the raft half of a MuxListener:
@@ -21,15 +25,32 @@ type raftStream struct {
 	// raft sends it to peers (as the leader address followers report), so
 	// it must be the dialable address, not the bind address.
 	advertised net.Addr
+	// dialer secures connections to peers (nil: PLAINTEXT).
+	dialer *wire.Dialer
 }
 
 func (s *raftStream) Addr() net.Addr { return s.advertised }
 
 func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.Dial("tcp", string(addr))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	d := net.Dialer{}
+	c, err := d.DialContext(ctx, "tcp", string(addr))
 	if err != nil {
 		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(string(addr))
+	if s.dialer != nil && s.dialer.TLS != nil {
+		cfg := s.dialer.TLS.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = host
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("TLS handshake with controller %s: %w", addr, err)
+		}
+		c = tc
 	}
 	var magic [4]byte
 	binary.BigEndian.PutUint32(magic[:], RaftMagic)
@@ -39,6 +60,12 @@ func (s *raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.C
 		return nil, err
 	}
 	c.SetWriteDeadline(time.Time{})
+	if s.dialer != nil && s.dialer.SASL != nil {
+		if err := wire.AuthenticateStream(ctx, c, s.dialer.SASL, host); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("SASL %s with controller %s: %w", s.dialer.SASL.Name(), addr, err)
+		}
+	}
 	return c, nil
 }
 

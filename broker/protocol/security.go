@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"net"
 	"time"
 
 	"github.com/fjordhq/fjord/broker/auth"
@@ -45,6 +46,15 @@ type SASLConfig struct {
 	MaxReceiveSize int32
 }
 
+// tlsConn is a TLS connection: a *tls.Conn, or a connection a listener
+// already wrapped (the controller listener's mux completes the handshake
+// to classify raft and Kafka connections).
+type tlsConn interface {
+	net.Conn
+	HandshakeContext(context.Context) error
+	ConnectionState() tls.ConnectionState
+}
+
 // tlsHandshakeTimeout bounds a TLS handshake, so a client that connects
 // and says nothing does not hold a connection slot.
 const tlsHandshakeTimeout = 10 * time.Second
@@ -55,7 +65,7 @@ const tlsHandshakeTimeout = 10 * time.Second
 // ("CN=alice,OU=eng,O=acme") mapped by ssl.principal.mapping.rules
 // (DEFAULT keeps it as it is).
 func (c *Conn) handshakeTLS() bool {
-	tc, ok := c.nc.(*tls.Conn)
+	tc, ok := c.nc.(tlsConn)
 	if !ok {
 		return true
 	}

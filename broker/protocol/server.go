@@ -218,7 +218,7 @@ func (s *Server) ServeSecure(l net.Listener, sec *Security) error {
 				tc.SetReadBuffer(n)
 			}
 		}
-		if sec != nil && sec.TLS != nil {
+		if _, already := nc.(tlsConn); sec != nil && sec.TLS != nil && !already {
 			nc = tls.Server(nc, sec.TLS)
 		}
 		c := s.newConn(nc, sec, ip)
