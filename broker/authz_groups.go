@@ -141,8 +141,7 @@ func authzFindCoordinator(a *authzReq, req kmsg.Request) (*protocol.Response, fu
 		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Port = e.Code, errMsg(e), -1, -1
 		return answer(resp), nil
 	}
-	ok := a.allowedNames(auth.OpDescribe, rt, r.CoordinatorKeys)
-	kept, denied := splitAllowed(r.CoordinatorKeys, func(_ int, k string) bool { return ok[k] }, func(k string) kmsg.FindCoordinatorResponseCoordinator {
+	kept, denied := splitByName(a, auth.OpDescribe, rt, r.CoordinatorKeys, nameIs, func(k string) kmsg.FindCoordinatorResponseCoordinator {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Port, c.ErrorCode, c.ErrorMessage = k, -1, -1, e.Code, errMsg(e)
 		return c
@@ -159,9 +158,8 @@ func authzFindCoordinator(a *authzReq, req kmsg.Request) (*protocol.Response, fu
 // DescribeGroups: DESCRIBE on each group; authorized operations computed.
 func authzDescribeGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeGroupsRequest)
-	ok := a.allowedNames(auth.OpDescribe, auth.ResourceGroup, r.Groups)
 	var denied []kmsg.DescribeGroupsResponseGroup
-	r.Groups, denied = splitAllowed(r.Groups, func(_ int, g string) bool { return ok[g] }, func(g string) kmsg.DescribeGroupsResponseGroup {
+	r.Groups, denied = splitByName(a, auth.OpDescribe, auth.ResourceGroup, r.Groups, nameIs, func(g string) kmsg.DescribeGroupsResponseGroup {
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group, dg.ErrorCode, dg.AuthorizedOperations = g, errGroupAuth.Code, opsOmitted
 		if r.Version >= 6 {
@@ -196,8 +194,7 @@ func authzListGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(km
 // DeleteGroups: DELETE on each group.
 func authzDeleteGroups(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteGroupsRequest)
-	ok := a.allowedNames(auth.OpDelete, auth.ResourceGroup, r.Groups)
-	kept, denied := splitAllowed(r.Groups, func(_ int, g string) bool { return ok[g] }, func(g string) kmsg.DeleteGroupsResponseGroup {
+	kept, denied := splitByName(a, auth.OpDelete, auth.ResourceGroup, r.Groups, nameIs, func(g string) kmsg.DeleteGroupsResponseGroup {
 		dg := kmsg.NewDeleteGroupsResponseGroup()
 		dg.Group, dg.ErrorCode = g, errGroupAuth.Code
 		return dg
@@ -214,8 +211,7 @@ func authzOffsetDelete(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 		resp.ErrorCode = errGroupAuth.Code
 		return answer(resp), nil
 	}
-	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.OffsetDeleteRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.OffsetDeleteRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpRead, auth.ResourceTopic, r.Topics, func(t kmsg.OffsetDeleteRequestTopic) string { return t.Topic },
 		func(t kmsg.OffsetDeleteRequestTopic) kmsg.OffsetDeleteResponseTopic {
 			rt := kmsg.NewOffsetDeleteResponseTopic()
 			rt.Topic = t.Topic

@@ -32,6 +32,16 @@ func splitAllowed[T, D any](items []T, allow func(i int, t T) bool, deny func(T)
 	return kept, denied
 }
 
+// splitByName is splitAllowed for entities checked by name: op on the
+// resource of type rt each is named after, in one authorizer call.
+func splitByName[T, D any](a *authzReq, op auth.Operation, rt auth.ResourceType, items []T, name func(T) string, deny func(T) D) (kept []T, denied []D) {
+	ok := a.allowedNames(op, rt, namesOf(items, name))
+	return splitAllowed(items, func(_ int, t T) bool { return ok[name(t)] }, deny)
+}
+
+// nameIs names an entity that is its name (a group id, a coordinator key).
+func nameIs(s string) string { return s }
+
 // passDenied ends a rule: nothing to do when every entity was allowed;
 // else keep hands the allowed ones to the handler (trimming the request)
 // and the denied entries are added to its answer's list (field).
@@ -179,8 +189,7 @@ func authzFetch(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Re
 // ListOffsets: DESCRIBE on each topic.
 func authzListOffsets(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.ListOffsetsRequest)
-	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.ListOffsetsRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpDescribe, auth.ResourceTopic, r.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic },
 		func(t kmsg.ListOffsetsRequestTopic) kmsg.ListOffsetsResponseTopic {
 			rt := kmsg.NewListOffsetsResponseTopic()
 			rt.Topic = t.Topic
@@ -302,8 +311,7 @@ func authzCreateTopics(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 	r := req.(*kmsg.CreateTopicsRequest)
 	var denied []kmsg.CreateTopicsResponseTopic
 	if !a.cluster(auth.OpCreate) {
-		ok := a.allowedNames(auth.OpCreate, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic }))
-		r.Topics, denied = splitAllowed(r.Topics, func(_ int, t kmsg.CreateTopicsRequestTopic) bool { return ok[t.Topic] },
+		r.Topics, denied = splitByName(a, auth.OpCreate, auth.ResourceTopic, r.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic },
 			func(t kmsg.CreateTopicsRequestTopic) kmsg.CreateTopicsResponseTopic {
 				rt := kmsg.NewCreateTopicsResponseTopic()
 				rt.Topic, rt.ErrorCode, rt.NumPartitions, rt.ReplicationFactor = t.Topic, errTopicAuth.Code, -1, -1
@@ -360,8 +368,7 @@ func authzDeleteTopics(a *authzReq, req kmsg.Request) (*protocol.Response, func(
 // DeleteRecords: DELETE on each topic.
 func authzDeleteRecords(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DeleteRecordsRequest)
-	ok := a.allowedNames(auth.OpDelete, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.DeleteRecordsRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.DeleteRecordsRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpDelete, auth.ResourceTopic, r.Topics, func(t kmsg.DeleteRecordsRequestTopic) string { return t.Topic },
 		func(t kmsg.DeleteRecordsRequestTopic) kmsg.DeleteRecordsResponseTopic {
 			rt := kmsg.NewDeleteRecordsResponseTopic()
 			rt.Topic = t.Topic
@@ -404,8 +411,7 @@ func authzOffsetForLeaderEpoch(a *authzReq, req kmsg.Request) (*protocol.Respons
 	if a.cluster(auth.OpClusterAction) {
 		return nil, nil
 	}
-	ok := a.allowedNames(auth.OpDescribe, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.OffsetForLeaderEpochRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpDescribe, auth.ResourceTopic, r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic },
 		func(t kmsg.OffsetForLeaderEpochRequestTopic) kmsg.OffsetForLeaderEpochResponseTopic {
 			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
 			rt.Topic = t.Topic
@@ -423,8 +429,7 @@ func authzOffsetForLeaderEpoch(a *authzReq, req kmsg.Request) (*protocol.Respons
 // CreatePartitions: ALTER on each topic.
 func authzCreatePartitions(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.CreatePartitionsRequest)
-	ok := a.allowedNames(auth.OpAlter, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.CreatePartitionsRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpAlter, auth.ResourceTopic, r.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic },
 		func(t kmsg.CreatePartitionsRequestTopic) kmsg.CreatePartitionsResponseTopic {
 			rt := kmsg.NewCreatePartitionsResponseTopic()
 			rt.Topic, rt.ErrorCode = t.Topic, errTopicAuth.Code
@@ -437,8 +442,7 @@ func authzCreatePartitions(a *authzReq, req kmsg.Request) (*protocol.Response, f
 // DescribeProducers: READ on each topic.
 func authzDescribeProducers(a *authzReq, req kmsg.Request) (*protocol.Response, func(kmsg.Response)) {
 	r := req.(*kmsg.DescribeProducersRequest)
-	ok := a.allowedNames(auth.OpRead, auth.ResourceTopic, namesOf(r.Topics, func(t kmsg.DescribeProducersRequestTopic) string { return t.Topic }))
-	kept, denied := splitAllowed(r.Topics, func(_ int, t kmsg.DescribeProducersRequestTopic) bool { return ok[t.Topic] },
+	kept, denied := splitByName(a, auth.OpRead, auth.ResourceTopic, r.Topics, func(t kmsg.DescribeProducersRequestTopic) string { return t.Topic },
 		func(t kmsg.DescribeProducersRequestTopic) kmsg.DescribeProducersResponseTopic {
 			rt := kmsg.NewDescribeProducersResponseTopic()
 			rt.Topic = t.Topic
