@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -126,67 +123,46 @@ type connectWorker struct {
 	workerID string
 	url      string
 	herder   *herder.Distributed
-	http     *http.Server
+	rest     *restListeners // nil when mounted on another process's router
 	serveErr chan error
 	closers  []func()
 }
 
 // startConnectWorker runs a distributed worker from its config with the
-// REST API on its first listener. The listener is bound first so a
-// listener on port 0 advertises its real port to the group.
+// REST API on every listener. The listeners are bound first so one on
+// port 0 advertises its real port to the group.
 func startConnectWorker(ctx context.Context, wc *runtime.WorkerConfig, log *slog.Logger) (*connectWorker, error) {
-	listeners := wc.Listeners
-	if len(listeners) == 0 {
-		listeners = []string{"http://:8083"}
-	}
-	scheme, addr, err := runtime.ParseListener(listeners[0])
+	rest, advertisedAddr, err := bindRESTListeners(wc, log)
 	if err != nil {
 		return nil, err
 	}
-	// HTTPS, authentication and roles from listeners.https.ssl.* and the
-	// REST auth keys (package httpsec).
-	sec, err := httpsec.ForListener(wc.Config.Originals(), scheme, log)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
-	}
-	ln = sec.Listen(ln)
 	r := chi.NewRouter()
 	// /metrics beside the REST API, as fjord dev and connect-standalone
 	// serve it.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	cw, err := newConnectWorker(ctx, wc, wc.AdvertisedURL(ln.Addr().String()), r, reg, log)
+	cw, err := newConnectWorker(ctx, wc, wc.AdvertisedURL(advertisedAddr), r, reg, log)
 	if err != nil {
-		ln.Close()
+		rest.closeListeners()
 		return nil, err
 	}
+	cw.rest = rest
 	ready := api.NewChecks("ready", "not ready")
 	ready.Add("connect", herderReady(cw.herder))
 	r.Get("/readyz", ready.ServeHTTP)
 	clientOpts, err := wc.ClientOpts(log)
 	if err != nil {
-		ln.Close()
 		cw.close()
 		return nil, err
 	}
 	stopConsole, err := mountConsole(r, admin.Options{ClientOpts: clientOpts, Herder: cw.herder, RegistryURL: workerRegistryURL(wc), Gatherer: reg, Logger: log.With("component", "admin")}, false)
 	if err != nil {
-		ln.Close()
 		cw.close()
 		return nil, err
 	}
 	cw.closers = append(cw.closers, stopConsole)
-	cw.http = &http.Server{Handler: sec.Handler(r), ReadHeaderTimeout: 30 * time.Second}
-	go func() {
-		if err := cw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			cw.serveErr <- err
-		}
-	}()
+	rest.serve(r, cw.serveErr)
 	return cw, nil
 }
 
@@ -312,9 +288,7 @@ func (cw *connectWorker) close() {
 			cw.log.Warn("stop herder", "err", err)
 		}
 	}
-	if cw.http != nil {
-		cw.http.Shutdown(ctx)
-	}
+	cw.rest.shutdown(ctx)
 	for i := len(cw.closers) - 1; i >= 0; i-- {
 		cw.closers[i]()
 	}

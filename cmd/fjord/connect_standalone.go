@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -26,7 +23,6 @@ import (
 	"github.com/fjordhq/fjord/api"
 	"github.com/fjordhq/fjord/api/admin"
 	connectapi "github.com/fjordhq/fjord/api/connect"
-	"github.com/fjordhq/fjord/api/httpsec"
 	"github.com/fjordhq/fjord/connect/herder"
 	"github.com/fjordhq/fjord/connect/runtime"
 	"github.com/fjordhq/fjord/connect/storage"
@@ -168,7 +164,7 @@ type standaloneWorker struct {
 	workerID string
 	url      string
 	herder   *herder.Standalone
-	http     *http.Server
+	rest     *restListeners
 	serveErr chan error
 	closers  []func()
 }
@@ -182,26 +178,12 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 			sw.close()
 		}
 	}()
-	listeners := wc.Listeners
-	if len(listeners) == 0 {
-		listeners = []string{"http://:8083"}
-	}
-	scheme, addr, err := runtime.ParseListener(listeners[0])
+	rest, advertisedAddr, err := bindRESTListeners(wc, log)
 	if err != nil {
 		return nil, err
 	}
-	// HTTPS, authentication and roles (package httpsec).
-	sec, err := httpsec.ForListener(wc.Config.Originals(), scheme, log)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("REST listener %s: %w (is another worker running? set listeners)", addr, err)
-	}
-	ln = sec.Listen(ln)
-	sw.closers = append(sw.closers, func() { ln.Close() })
-	sw.url = wc.AdvertisedURL(ln.Addr().String())
+	sw.rest = rest
+	sw.url = wc.AdvertisedURL(advertisedAddr)
 	if u, err := url.Parse(sw.url); err == nil {
 		sw.workerID = u.Host // Kafka: the advertised host:port
 	}
@@ -272,12 +254,7 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 		return nil, err
 	}
 	sw.closers = append(sw.closers, stopConsole)
-	sw.http = &http.Server{Handler: sec.Handler(r), ReadHeaderTimeout: 30 * time.Second}
-	go func() {
-		if err := sw.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			sw.serveErr <- err
-		}
-	}()
+	rest.serve(r, sw.serveErr)
 	log.Info("Kafka Connect standalone worker started", "worker", sw.workerID, "url", sw.url, "kafka_cluster_id", clusterID,
 		"offsets", wc.OffsetStorageFileName)
 	return sw, nil
@@ -286,11 +263,9 @@ func startStandaloneWorker(ctx context.Context, wc *runtime.WorkerConfig, log *s
 // close stops the REST server first (no new requests), then the
 // connectors and tasks (their final offsets are committed), then the rest.
 func (sw *standaloneWorker) close() {
-	if sw.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		sw.http.Shutdown(ctx)
-		cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sw.rest.shutdown(ctx)
+	cancel()
 	for i := len(sw.closers) - 1; i >= 0; i-- {
 		sw.closers[i]()
 	}
