@@ -137,6 +137,51 @@ func (a *admin) createTopics(ctx context.Context, topics []newTopic) (map[string
 	return out, nil
 }
 
+// awaitTopics waits until the cluster's metadata shows each topic with
+// at least its partition count, every partition with a leader, checking
+// every 5 ms and backing off to 100 ms, for at most wait: a topic just
+// created may be missing from a broker's metadata for a moment, and a
+// producer that asks then backs off for 250 ms before asking again. It
+// returns the topics that did not show in time (not an error: the
+// producer copes with them, only later).
+func (a *admin) awaitTopics(ctx context.Context, counts map[string]int32, wait time.Duration) []string {
+	deadline := time.Now().Add(wait)
+	backoff := 5 * time.Millisecond
+	missing := sortedKeys(counts)
+	for len(missing) > 0 {
+		req := kmsg.NewPtrMetadataRequest()
+		for _, t := range missing {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+		if resp, err := req.RequestWith(ctx, a.cl); err == nil {
+			ready := map[string]bool{}
+			for _, t := range resp.Topics {
+				if t.Topic == nil || t.ErrorCode != 0 || int32(len(t.Partitions)) < counts[*t.Topic] {
+					continue
+				}
+				led := true
+				for _, p := range t.Partitions {
+					led = led && p.ErrorCode == 0 && p.Leader >= 0
+				}
+				ready[*t.Topic] = led
+			}
+			missing = slices.DeleteFunc(missing, func(t string) bool { return ready[t] })
+		}
+		if len(missing) == 0 || time.Until(deadline) <= 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return missing
+		case <-time.After(min(backoff, time.Until(deadline))):
+		}
+		backoff = min(2*backoff, 100*time.Millisecond)
+	}
+	return missing
+}
+
 // increasePartitions raises each topic's partition count to the number
 // given and returns each one's error.
 func (a *admin) increasePartitions(ctx context.Context, counts map[string]int32) (map[string]error, error) {

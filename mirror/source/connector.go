@@ -482,6 +482,20 @@ func (c *Connector) createNewTopics(ctx context.Context, sourceTopics []string, 
 	if err != nil {
 		return err
 	}
+	// Tasks get a topic's partitions once it is noted (assignableLocked):
+	// wait the moment the target's metadata may take to show it, so that
+	// their producers find it at their first look.
+	created := map[string]int32{}
+	for _, t := range topics {
+		if errs[t.name] == nil {
+			created[t.name] = t.partitions
+		}
+	}
+	if len(created) > 0 {
+		if late := c.dst.awaitTopics(ctx, created, 2*time.Second); len(late) > 0 {
+			c.log.Info("Remote topics not in the target's metadata yet", "topics", late)
+		}
+	}
 	var fatal error
 	for _, t := range topics {
 		err := errs[t.name]
