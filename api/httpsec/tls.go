@@ -3,11 +3,11 @@ package httpsec
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+
+	ks "github.com/fjordhq/fjord/internal/keystore"
 )
 
 // HTTPSPrefix is the prefix of the HTTPS listener's own ssl.* keys.
@@ -47,7 +47,7 @@ func ServerTLS(props map[string]string) (*tls.Config, error) {
 		return nil, err
 	}
 	if certs == nil {
-		return nil, errors.New("an https listener needs a certificate: set listeners.https.ssl.keystore.location to a PEM file with the private key and certificate chain (ssl.keystore.type=PEM), or ssl.keystore.key and ssl.keystore.certificate.chain")
+		return nil, errors.New("an https listener needs a certificate: set listeners.https.ssl.keystore.location to a key store with the private key and certificate chain (ssl.keystore.type JKS, PKCS12 or PEM, with ssl.keystore.password and ssl.key.password), or ssl.keystore.key and ssl.keystore.certificate.chain")
 	}
 	cfg.Certificates = []tls.Certificate{*certs}
 	pool, err := truststore(ssl)
@@ -70,7 +70,7 @@ func ServerTLS(props map[string]string) (*tls.Config, error) {
 		return nil, fmt.Errorf("Invalid value %s for configuration ssl.client.auth: must be one of none, requested, required", auth)
 	}
 	if cfg.ClientAuth != tls.NoClientCert && pool == nil {
-		return nil, fmt.Errorf("ssl.client.auth=%s needs a truststore with the CA that signs client certificates: set listeners.https.ssl.truststore.location (PEM)", auth)
+		return nil, fmt.Errorf("ssl.client.auth=%s needs a truststore with the CA that signs client certificates: set listeners.https.ssl.truststore.location (JKS, PKCS12 or PEM)", auth)
 	}
 	return cfg, nil
 }
@@ -171,86 +171,14 @@ func baseTLS(ssl map[string]string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// checkPEMType refuses keystore and truststore types other than PEM.
-func checkPEMType(key, typ string) error {
-	switch strings.ToUpper(strings.TrimSpace(typ)) {
-	case "", "PEM":
-		return nil
-	case "JKS", "PKCS12":
-		return fmt.Errorf("%s=%s is not supported yet: convert the store to PEM (keytool -importkeystore -deststoretype PKCS12, then openssl pkcs12 -nodes) and set %s=PEM", key, typ, key)
-	default:
-		return fmt.Errorf("Invalid value %s for configuration %s: Fjord reads PEM stores", typ, key)
-	}
-}
-
 // keystore loads the certificate chain and private key (nil, nil when
-// no keystore is configured).
+// no keystore is configured): JKS, PKCS12 or PEM, read by
+// internal/keystore as the broker's listeners and Kafka clients read them.
 func keystore(ssl map[string]string) (*tls.Certificate, error) {
-	if err := checkPEMType("ssl.keystore.type", ssl["ssl.keystore.type"]); err != nil {
-		return nil, err
-	}
-	var pemData []byte
-	switch {
-	case strings.TrimSpace(ssl["ssl.keystore.location"]) != "":
-		path := strings.TrimSpace(ssl["ssl.keystore.location"])
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("ssl.keystore.location: %w", err)
-		}
-		pemData = b
-	case strings.TrimSpace(ssl["ssl.keystore.key"]) != "" || strings.TrimSpace(ssl["ssl.keystore.certificate.chain"]) != "":
-		pemData = []byte(ssl["ssl.keystore.certificate.chain"] + "\n" + ssl["ssl.keystore.key"])
-	default:
-		return nil, nil
-	}
-	var certPEM, keyPEM []byte
-	for rest := pemData; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		switch {
-		case b.Type == "CERTIFICATE":
-			certPEM = append(certPEM, pem.EncodeToMemory(b)...)
-		case strings.HasSuffix(b.Type, "PRIVATE KEY"):
-			if b.Type == "ENCRYPTED PRIVATE KEY" || x509.IsEncryptedPEMBlock(b) { //nolint:staticcheck // only to name the problem
-				return nil, errors.New("the keystore's private key is encrypted (ssl.key.password); Fjord reads unencrypted PEM keys only: decrypt it with openssl pkey and protect the file's permissions instead")
-			}
-			keyPEM = pem.EncodeToMemory(b)
-		}
-	}
-	if certPEM == nil || keyPEM == nil {
-		return nil, errors.New("the keystore must hold a PEM certificate chain and a PEM private key (ssl.keystore.location, or ssl.keystore.certificate.chain and ssl.keystore.key)")
-	}
-	c, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("keystore: %w", err)
-	}
-	return &c, nil
+	return ks.Certificate(func(k string) string { return ssl[k] })
 }
 
 // truststore loads the trusted CA certificates (nil when none is set).
 func truststore(ssl map[string]string) (*x509.CertPool, error) {
-	if err := checkPEMType("ssl.truststore.type", ssl["ssl.truststore.type"]); err != nil {
-		return nil, err
-	}
-	var data []byte
-	switch {
-	case strings.TrimSpace(ssl["ssl.truststore.location"]) != "":
-		b, err := os.ReadFile(strings.TrimSpace(ssl["ssl.truststore.location"]))
-		if err != nil {
-			return nil, fmt.Errorf("ssl.truststore.location: %w", err)
-		}
-		data = b
-	case strings.TrimSpace(ssl["ssl.truststore.certificates"]) != "":
-		data = []byte(ssl["ssl.truststore.certificates"])
-	default:
-		return nil, nil
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, errors.New("the truststore holds no PEM certificate (ssl.truststore.location or ssl.truststore.certificates)")
-	}
-	return pool, nil
+	return ks.Pool(func(k string) string { return ssl[k] })
 }

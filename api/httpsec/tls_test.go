@@ -2,9 +2,11 @@ package httpsec
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -179,19 +181,62 @@ func TestPeerClientTrustsTruststore(t *testing.T) {
 	}
 }
 
+// javaStores are internal/keystore's keytool-made fixtures: a server key
+// store for localhost/127.0.0.1 (JKS: store password serverpass, key
+// password serverkey; PKCS12: serverpass), a JKS trust store with their
+// CA (trustpass) and the client certificate CN=Duke.
+const javaStores = "../../internal/keystore/testdata/"
+
+// Kafka's REST listeners take JKS and PKCS12 stores too (the default
+// type is JKS): both serve HTTPS, and a JKS trust store verifies client
+// certificates.
+func TestHTTPSListenerJavaStores(t *testing.T) {
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(javaStores + "ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(ca)
+	for name, props := range map[string]map[string]string{
+		"JKS": {"listeners.https.ssl.keystore.location": javaStores + "server.jks",
+			"listeners.https.ssl.keystore.password": "serverpass", "listeners.https.ssl.key.password": "serverkey"},
+		"PKCS12": {"listeners.https.ssl.keystore.type": "PKCS12", "listeners.https.ssl.keystore.location": javaStores + "server.p12",
+			"listeners.https.ssl.keystore.password": "serverpass"},
+	} {
+		props["listeners"] = "https://127.0.0.1:0"
+		props["listeners.https.ssl.truststore.location"] = javaStores + "truststore.jks"
+		props["listeners.https.ssl.truststore.password"] = "trustpass"
+		props["listeners.https.ssl.client.auth"] = "required"
+		addr := serve(t, props, hello)
+		cert, err := tls.LoadX509KeyPair(javaStores+"client.pem", javaStores+"client.pem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tlsClient(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}})
+		if code, body, err := get(t, c, "https://"+addr+"/"); err != nil || code != 200 || body != "hello Duke" {
+			t.Errorf("%s: GET with a client certificate = %d %q %v", name, code, body, err)
+		}
+		if _, _, err := get(t, tlsClient(&tls.Config{RootCAs: pool}), "https://"+addr+"/"); err == nil {
+			t.Errorf("%s: a client without a certificate connected", name)
+		}
+	}
+}
+
 func TestHTTPSConfigErrors(t *testing.T) {
 	pki := httpsectest.New(t, t.TempDir())
 	for name, tc := range map[string]struct {
 		props map[string]string
 		want  string
 	}{
-		"no keystore":  {map[string]string{}, "needs a certificate"},
-		"jks":          {map[string]string{"listeners.https.ssl.keystore.type": "JKS", "listeners.https.ssl.keystore.location": "/x.jks"}, "convert the store to PEM"},
-		"pkcs12 trust": {map[string]string{"listeners.https.ssl.keystore.location": pki.ServerFile, "listeners.https.ssl.truststore.type": "PKCS12"}, "ssl.truststore.type=PKCS12 is not supported"},
+		"no keystore": {map[string]string{}, "needs a certificate"},
+		"jceks":       {map[string]string{"listeners.https.ssl.keystore.type": "JCEKS", "listeners.https.ssl.keystore.location": "/x.jks"}, "ssl.keystore.type=JCEKS is not supported"},
+		"bcfks trust": {map[string]string{"listeners.https.ssl.keystore.location": pki.ServerFile, "listeners.https.ssl.truststore.type": "BCFKS",
+			"listeners.https.ssl.truststore.location": pki.CAFile}, "ssl.truststore.type=BCFKS is not supported"},
+		"jks password": {map[string]string{"listeners.https.ssl.keystore.location": javaStores + "server.jks", "listeners.https.ssl.keystore.password": "wrong"}, "wrong store password"},
 		"tls1.1":       {map[string]string{"listeners.https.ssl.keystore.location": pki.ServerFile, "listeners.https.ssl.enabled.protocols": "TLSv1.1,TLSv1.2"}, "TLSv1.2 and TLSv1.3 only"},
 		"client auth":  {map[string]string{"listeners.https.ssl.keystore.location": pki.ServerFile, "listeners.https.ssl.client.auth": "required"}, "needs a truststore"},
 		"bad mode":     {map[string]string{"listeners.https.ssl.keystore.location": pki.ServerFile, "listeners.https.ssl.client.auth": "maybe"}, "none, requested, required"},
-		"cert only":    {map[string]string{"listeners.https.ssl.keystore.location": pki.CAFile}, "PEM private key"},
+		"cert only":    {map[string]string{"listeners.https.ssl.keystore.location": pki.CAFile}, "no private key entry"},
 		"missing file": {map[string]string{"listeners.https.ssl.keystore.location": "/no/such.pem"}, "no such file"},
 	} {
 		_, err := ServerTLS(tc.props)

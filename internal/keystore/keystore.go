@@ -1,7 +1,7 @@
 // Package keystore reads Kafka's TLS key and trust stores — the
 // ssl.keystore.* and ssl.truststore.* settings — for both sides of a
-// connection: the broker's listeners (broker/protocol) and Fjord's
-// clients (internal/clientsec). Stores are PEM (files or inline values),
+// connection: the broker's listeners (broker/protocol), Fjord's clients
+// (internal/clientsec) and Connect's REST listener (api/httpsec). Stores are PEM (files or inline values),
 // Java KeyStore (JKS, jks.go) or PKCS12 (pkcs12.go) files; encrypted
 // PKCS#8 keys are decrypted with ssl.key.password (pkcs8.go).
 //
