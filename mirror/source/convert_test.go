@@ -10,6 +10,7 @@ import (
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/mirror/policy"
+	"github.com/fjordhq/fjord/mirror/records"
 )
 
 func testPartition(t *testing.T, policyClass, topic string) *partition {
@@ -124,5 +125,61 @@ func TestBatchKeepsRecordsApart(t *testing.T) {
 		if r.Value.([]byte)[0] != byte(i) || unwrapOffset(r.SourceOffset) != int64(i) {
 			t.Errorf("record %d is %+v", i, r)
 		}
+	}
+}
+
+// A partition's records polled together share the source offset before
+// the first of them, except the last, which has its own: a commit of
+// part of them stores an offset that copies them again, never one past
+// a record not acknowledged. Acknowledgements still see each record's
+// own offset (offset syncs, metrics), and the batch is used again once
+// all of its records were acknowledged.
+func TestPollSharesSourceOffsets(t *testing.T) {
+	p := testPartition(t, policy.IdentityClass, "orders")
+	p.key = metricKey{source: "a", target: "b", topic: "orders", partition: 2}
+	p.m = metrics.acquire(p.key)
+	defer metrics.release(p.key)
+	var synced []records.OffsetSync
+	task := &Task{s: &settings{sourceAlias: "a", targetAlias: "b"}, parts: map[connect.TopicPartition]*partition{p.source: p},
+		syncs: newOffsetSyncWriter(100, func(s records.OffsetSync, done func()) { synced = append(synced, s); done() }, nil)}
+	p.syncState = task.syncs.state(p.source)
+	rec := func(offset int64, from string) *kgo.Record {
+		r := &kgo.Record{Topic: "orders", Partition: 2, Offset: offset, Value: []byte{byte(offset)}}
+		if from != "" {
+			r.Headers = []kgo.RecordHeader{{Key: policy.ProvenanceHeader, Value: []byte(from)}}
+		}
+		return r
+	}
+	b := task.batches.get(4, 4)
+	// 13 came from b (identity naming): held back, so 12 is the last sent.
+	task.convertFetched(b, p, []*kgo.Record{rec(10, ""), rec(11, ""), rec(12, "c"), rec(13, "b")}, 0)
+	out := b.ptrs
+	task.batches.track(b)
+	if len(out) != 3 {
+		t.Fatalf("%d records, want 3", len(out))
+	}
+	for i, want := range []int64{9, 9, 12} {
+		if got := unwrapOffset(out[i].SourceOffset); got != want {
+			t.Errorf("record %d: source offset %d, want %d", i, got, want)
+		}
+	}
+	for i, r := range out {
+		if err := task.CommitRecord(r, &connect.RecordMetadata{Topic: "orders", Partition: 2, Offset: int64(100 + i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first record's sync (first of the task's lifetime) has its own
+	// upstream offset, not the shared one.
+	if len(synced) == 0 || synced[0].UpstreamOffset != 10 || synced[0].DownstreamOffset != 100 {
+		t.Errorf("offset syncs %+v, want the first 10 -> 100", synced)
+	}
+	// A single record has its own offset; the batch was reused.
+	b2 := task.batches.get(1, 1)
+	if b2 != b {
+		t.Error("the acknowledged batch was not reused")
+	}
+	task.convertFetched(b2, p, []*kgo.Record{rec(20, "")}, 0)
+	if got := unwrapOffset(b2.ptrs[0].SourceOffset); got != 20 {
+		t.Errorf("single record: source offset %d, want 20", got)
 	}
 }

@@ -219,37 +219,44 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 		if p == nil || len(fp.Records) == 0 {
 			return
 		}
-		var shared map[string]any
-		if len(fp.Records) > 1 {
-			shared = wrapOffset(fp.Records[0].Offset - 1)
-		}
-		var ages batchStats
-		var bytes, skipped int64
-		var last *connect.SourceRecord
-		var lastOffset int64
-		for _, r := range fp.Records {
-			sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias, shared)
-			if sr == nil {
-				skipped++
-				p.skips.skipped()
-				continue
-			}
-			p.skips.kept(r.Offset)
-			last, lastOffset = sr, r.Offset
-			ages.add(float64(now - sr.Timestamp))
-			bytes += int64(len(r.Value))
-		}
-		if last != nil && shared != nil {
-			last.SourceOffset = wrapOffset(lastOffset)
-		}
-		p.m.recordPolled(bytes, ages, now)
-		if skipped > 0 {
-			p.m.skipped.Add(skipped)
-		}
+		t.convertFetched(b, p, fp.Records, now)
 	})
 	out := b.ptrs
 	t.batches.track(b)
 	return out, nil
+}
+
+// convertFetched appends the records of one partition fetched together
+// to b: all but the last share the source offset map of the offset
+// before the first (see Poll).
+func (t *Task) convertFetched(b *batch, p *partition, recs []*kgo.Record, now int64) {
+	var shared map[string]any
+	if len(recs) > 1 {
+		shared = wrapOffset(recs[0].Offset - 1)
+	}
+	var ages batchStats
+	var bytes, skipped int64
+	var last *connect.SourceRecord
+	var lastOffset int64
+	for _, r := range recs {
+		sr := b.convertRecord(p, r, t.s.sourceAlias, t.s.targetAlias, shared)
+		if sr == nil {
+			skipped++
+			p.skips.skipped()
+			continue
+		}
+		p.skips.kept(r.Offset)
+		last, lastOffset = sr, r.Offset
+		ages.add(float64(now - sr.Timestamp))
+		bytes += int64(len(r.Value))
+	}
+	if last != nil && shared != nil {
+		last.SourceOffset = wrapOffset(lastOffset)
+	}
+	p.m.recordPolled(bytes, ages, now)
+	if skipped > 0 {
+		p.m.skipped.Add(skipped)
+	}
 }
 
 // CommitRecord is called as the target acknowledges each record: it
