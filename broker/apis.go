@@ -82,21 +82,14 @@ var advertisedVersions = func() map[int16]protocol.VersionRange {
 // sent again, as the forwarding broker's principal
 // (controller_security.go).
 func (s *Server) Handle(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
-	if s.authz == nil {
-		if s.mustForward(req.Key) {
-			return protocol.Response{Msg: s.forward(ctx, req.Body)}
-		}
-		return s.dispatch(ctx, c, req)
-	}
 	return s.dispatchAuthorized(ctx, c, req)
 }
 
-// dispatchAuthorized authorizes a request (s.authz set) as its
-// connection's principal, then forwards it or runs it here.
+// dispatchAuthorized authorizes a request as its connection's principal
+// (when there is an authorizer), then forwards it or runs it here. The
+// controller listener runs forwarded admin requests through it too.
 func (s *Server) dispatchAuthorized(ctx context.Context, c *protocol.Conn, req *protocol.Request) protocol.Response {
 	if s.authz == nil {
-		// No authorizer: nothing to check. The controller listener calls
-		// this for forwarded admin requests whatever the configuration.
 		if s.mustForward(req.Key) {
 			return protocol.Response{Msg: s.forward(ctx, req.Body)}
 		}
