@@ -59,7 +59,15 @@ type submittedRecords struct {
 	// encoding it for every record would dominate the cost.
 	lastMap  uintptr
 	lastPart *sourcePartition
+	// free are outgoing records done with, for the task to use again
+	// (sourceTask.outRecord): a record's allocation is most of what the
+	// runtime allocates per record, and fresh memory for each costs more
+	// (zeroing, page faults, collections) than reusing it.
+	free []*outRecord
 }
+
+// maxFreeRecords bounds submittedRecords.free.
+const maxFreeRecords = 1 << 16
 
 // sourcePartition is one source partition's records in submission order,
 // in fixed-size chunks so that a long queue never copies itself to grow.
@@ -79,6 +87,10 @@ type submittedRecord struct {
 	part   *sourcePartition
 	offset map[string]any
 	acked  atomic.Bool
+	// out is the outgoing record this is part of (nil for records that
+	// were not sent): once acknowledged and out of the queue, nothing
+	// refers to it any more and the task may use it again (free).
+	out *outRecord
 }
 
 func newSubmittedRecords() *submittedRecords {
@@ -123,7 +135,7 @@ func (s *submittedRecords) submitLocked(r *submittedRecord, partition, offset ma
 			// the producer is done with (the runtime's outRecord holds
 			// the task's record), which at a million records a second
 			// was gigabytes kept alive and scanned by every collection.
-			p.popAcked()
+			p.popAcked(s)
 			last = len(p.chunks) - 1
 		}
 		if last < 0 || len(p.chunks[last]) == chunkSize {
@@ -147,7 +159,7 @@ func (s *submittedRecords) committable() map[string]connect.SourcePartitionOffse
 	defer s.mu.Unlock()
 	out := map[string]connect.SourcePartitionOffset{}
 	for key, p := range s.parts {
-		p.popAcked()
+		p.popAcked(s)
 		if p.trimmed {
 			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: p.trimmedOffset}
 			p.trimmed, p.trimmedOffset = false, nil
@@ -157,13 +169,17 @@ func (s *submittedRecords) committable() map[string]connect.SourcePartitionOffse
 }
 
 // popAcked removes the partition's acknowledged prefix, noting the
-// offset of its last record for the next committable. Call with the
-// queue's lock held.
-func (p *sourcePartition) popAcked() {
+// offset of its last record for the next committable, and gives their
+// outgoing records to s.free. Call with s.mu held.
+func (p *sourcePartition) popAcked(s *submittedRecords) {
 	for len(p.chunks) > 0 {
 		c := p.chunks[0]
 		for p.head < len(c) && c[p.head].acked.Load() {
-			p.trimmed, p.trimmedOffset = true, c[p.head].offset
+			r := c[p.head]
+			p.trimmed, p.trimmedOffset = true, r.offset
+			if r.out != nil && len(s.free) < maxFreeRecords {
+				s.free = append(s.free, r.out)
+			}
 			c[p.head] = nil
 			p.head++
 		}

@@ -77,3 +77,32 @@ func TestSubmittedRecordsCommittable(t *testing.T) {
 		t.Errorf("pending %d", s.pending())
 	}
 }
+
+// Outgoing records leave the queue for reuse once acknowledged, in
+// order; those not acknowledged, and records that were never sent, stay
+// out of the free list.
+func TestSubmittedRecordsFreeOutRecords(t *testing.T) {
+	s := newSubmittedRecords()
+	part := map[string]any{"p": 1}
+	ors := make([]*outRecord, 3)
+	s.mu.Lock()
+	for i := range ors {
+		ors[i] = &outRecord{}
+		ors[i].sub.out = ors[i]
+		s.submitLocked(&ors[i].sub, part, map[string]any{"o": i})
+	}
+	s.mu.Unlock()
+	skipped := s.submit(part, map[string]any{"o": 3})
+	s.ack(&ors[0].sub)
+	s.ack(&ors[2].sub)
+	s.ack(skipped)
+	s.committable()
+	if len(s.free) != 1 || s.free[0] != ors[0] {
+		t.Fatalf("free %v, want only the first record (the second is not acknowledged)", s.free)
+	}
+	s.ack(&ors[1].sub)
+	s.committable()
+	if len(s.free) != 3 || s.free[1] != ors[1] || s.free[2] != ors[2] {
+		t.Fatalf("free %v, want the three sent records", s.free)
+	}
+}

@@ -488,9 +488,6 @@ type outRecord struct {
 	// arena holds the buffer the key and value were converted into until
 	// the producer is done with the record.
 	arena *pollArena
-	// md is what the task's CommitRecord gets: part of the record's one
-	// allocation rather than one more per record.
-	md connect.RecordMetadata
 }
 
 // onSent is the producer callback for every record (one func value for
@@ -522,8 +519,9 @@ func (s *sourceTask) sent(or *outRecord, err error) {
 			s.t.log.Error("failed to send a record to Kafka; skipping it (errors.tolerance=all)", "topic", kr.Topic, "err", err)
 			s.m.errors.Inc()
 			s.m.skipped.Inc()
-			s.submitted.ack(&or.sub)
 			s.commitRecord(or.pre, nil)
+			// Last: once acknowledged, the record may be reused.
+			s.submitted.ack(&or.sub)
 			return
 		}
 		if s.maxBlock > 0 && errors.Is(err, context.DeadlineExceeded) {
@@ -542,13 +540,14 @@ func (s *sourceTask) sent(or *outRecord, err error) {
 	if s.maxBlock > 0 {
 		s.topicAcked(kr.Topic)
 	}
-	s.submitted.ack(&or.sub)
 	s.written.Add(1)
 	if s.commitOK.Load() {
-		or.md = connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
-		s.commitRecord(or.pre, &or.md)
+		s.commitRecord(or.pre, &connect.RecordMetadata{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp})
 	}
 	s.trackTopic(kr.Topic)
+	// Last: once acknowledged and out of the queue, the record may be
+	// reused (submittedRecords.free).
+	s.submitted.ack(&or.sub)
 }
 
 func (s *sourceTask) commitRecord(pre *connect.Record, md *connect.RecordMetadata) {
@@ -604,7 +603,18 @@ func (s *sourceTask) convert(ctx context.Context, pre, r *connect.Record) (*outR
 
 // outRecord starts the Kafka record of r (pre as the task made it).
 func (s *sourceTask) outRecord(pre, r *connect.Record) *outRecord {
-	or := &outRecord{pre: pre}
+	// One the queue is done with (submittedRecords.free) when there is
+	// one; s.submitted.mu is held (send).
+	var or *outRecord
+	if n := len(s.submitted.free); n > 0 {
+		or = s.submitted.free[n-1]
+		s.submitted.free[n-1] = nil
+		s.submitted.free = s.submitted.free[:n-1]
+		*or = outRecord{pre: pre}
+	} else {
+		or = &outRecord{pre: pre}
+	}
+	or.sub.out = or
 	or.Topic, or.Partition = r.Topic, r.Partition
 	if r.Timestamp >= 0 {
 		or.Timestamp = time.UnixMilli(r.Timestamp)
