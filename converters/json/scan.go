@@ -155,6 +155,13 @@ func (s *scanner) stringRaw() (raw []byte, escaped bool, err error) {
 	ascii := true
 	for i := start; i < len(d); i++ {
 		c := d[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			// A run of plain ASCII, eight bytes at a time.
+			if i += plainRun(d[i:]); i >= len(d) {
+				break
+			}
+			c = d[i]
+		}
 		switch {
 		case c == '"':
 			s.pos = i + 1

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -26,7 +27,7 @@ type lineWriter struct {
 }
 
 func newLineWriter(w io.Writer, s *settings) (*lineWriter, error) {
-	lw := &lineWriter{out: w, buf: make([]byte, 0, 64<<10)}
+	lw := &lineWriter{out: w, buf: (*lineBufs.Get().(*[]byte))[:0]}
 	if s.gzip {
 		gz, err := gzip.NewWriterLevel(w, s.level)
 		if err != nil {
@@ -54,10 +55,22 @@ func (lw *lineWriter) flush() error {
 	return err
 }
 
+// lineBufs are the line formats' buffers, big enough to collect
+// flushSize bytes and the record that crosses it without growing: every
+// file would otherwise grow a fresh one, copying and faulting in memory
+// that a file of 14 MB pays again and again.
+var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, flushSize+flushSize/4); return &b }}
+
 // Close writes what is left and gzip's trailer; the object stays open.
 func (lw *lineWriter) Close() error {
 	if err := lw.flush(); err != nil {
 		return err
+	}
+	if b := lw.buf; cap(b) <= 4*flushSize {
+		// Only ordinary buffers go back: one grown by a huge record
+		// would stay in memory.
+		lw.buf = nil
+		lineBufs.Put(&b)
 	}
 	if lw.gz != nil {
 		return lw.gz.Close()

@@ -95,10 +95,14 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		}
 		return &connect.RetriableError{Err: fmt.Errorf("S3 sink: uploads to S3 fail, so no more records are taken until they succeed (nothing is lost; the offsets stay uncommitted): %w", err)}
 	}
+	// A batch is mostly runs of one partition's records: look the
+	// writer up only when the partition changes.
+	var w *partitionWriter
 	for i, r := range records {
-		w := t.writers[connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}]
-		if w == nil {
-			return fmt.Errorf("S3 sink: record of %s-%d, a partition not assigned to this task", r.Topic, r.Partition)
+		if w == nil || r.Partition != w.tp.Partition || r.Topic != w.tp.Topic {
+			if w = t.writers[connect.TopicPartition{Topic: r.Topic, Partition: r.Partition}]; w == nil {
+				return fmt.Errorf("S3 sink: record of %s-%d, a partition not assigned to this task", r.Topic, r.Partition)
+			}
 		}
 		if i%64 == 0 {
 			if over, _, _ := t.up.behind(); over && !t.up.waitBelow(ctx, 2*time.Second) {
@@ -120,8 +124,8 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 			return err
 		}
 	}
-	for _, w := range t.writers {
-		if err := w.idle(ctx, now); err != nil {
+	for _, pw := range t.writers {
+		if err := pw.idle(ctx, now); err != nil {
 			return err
 		}
 	}

@@ -70,10 +70,11 @@ type partitionWriter struct {
 	t  *Task
 	tp connect.TopicPartition
 
-	files   map[string]*openFile
-	order   []string // encoded partitions in the order their files opened
+	files map[string]*openFile
+	order []string // encoded partitions in the order their files opened
+	// schemas holds the current schema of each encoded partition with
+	// records in the commit (a nil schema is an entry too).
 	schemas map[string]*connect.Schema
-	present map[string]bool // encoded partitions with a current schema entry (nil is a value)
 
 	recordCount    int
 	setStart       int64
@@ -95,7 +96,7 @@ type partitionWriter struct {
 
 func newPartitionWriter(t *Task, tp connect.TopicPartition, now time.Time) *partitionWriter {
 	w := &partitionWriter{t: t, tp: tp, files: map[string]*openFile{}, schemas: map[string]*connect.Schema{},
-		present: map[string]bool{}, setStart: -1, nextOffset: -1}
+		setStart: -1, nextOffset: -1}
 	w.setNextScheduledRotation(now)
 	return w
 }
@@ -168,7 +169,7 @@ func (w *partitionWriter) write(ctx context.Context, r *connect.SinkRecord, now 
 		if w.haveCurTS && !w.haveBaseTS {
 			w.baseTS, w.haveBaseTS = w.curTS, true
 		}
-		cur, had := w.schemas[encoded], w.present[encoded]
+		cur, had := w.schemas[encoded]
 		if had && (cur == nil) != (r.ValueSchema == nil) {
 			if err := w.commit(ctx, "tombstone switch"); err != nil {
 				return err
@@ -176,7 +177,7 @@ func (w *partitionWriter) write(ctx context.Context, r *connect.SinkRecord, now 
 			continue
 		}
 		if !had || cur == nil || r.ValueSchema == nil {
-			w.schemas[encoded], w.present[encoded] = r.ValueSchema, true
+			w.schemas[encoded] = r.ValueSchema
 			cur = r.ValueSchema
 		}
 		if w.rotateOnTime(encoded, now) {
@@ -194,7 +195,7 @@ func (w *partitionWriter) write(ctx context.Context, r *connect.SinkRecord, now 
 			if err := w.commit(ctx, "schema change"); err != nil {
 				return err
 			}
-			w.schemas[encoded], w.present[encoded] = r.ValueSchema, true
+			w.schemas[encoded] = r.ValueSchema
 			continue
 		}
 		value := r.Value
@@ -372,7 +373,6 @@ func (w *partitionWriter) commit(ctx context.Context, why string) error {
 	w.files = map[string]*openFile{}
 	w.order = w.order[:0]
 	clear(w.schemas)
-	clear(w.present)
 	w.recordCount = 0
 	w.setStart = -1
 	w.haveBaseTS = false
@@ -389,7 +389,6 @@ func (w *partitionWriter) discard() {
 	w.files = map[string]*openFile{}
 	w.order = w.order[:0]
 	clear(w.schemas)
-	clear(w.present)
 	w.recordCount = 0
 	w.setStart = -1
 	w.haveBaseTS = false
