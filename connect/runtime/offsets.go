@@ -66,8 +66,8 @@ type submittedRecords struct {
 	free []*outRecord
 }
 
-// maxFreeRecords bounds submittedRecords.free.
-const maxFreeRecords = 1 << 16
+// maxFreeRecords bounds submittedRecords.free (a few MB per task).
+const maxFreeRecords = 1 << 14
 
 // sourcePartition is one source partition's records in submission order,
 // in fixed-size chunks so that a long queue never copies itself to grow.

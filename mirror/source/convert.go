@@ -92,32 +92,33 @@ func (b *batch) index(r *connect.SourceRecord) int {
 	return int(off / recordSize)
 }
 
-// batches are a task's batches with records in flight (live) and those
-// ready for another poll (free). CommitRecord finds a record's batch
-// among the live ones by address; live is replaced, not changed, so that
-// it reads the list without the lock.
+// batches are a task's batches with records in flight (live).
+// CommitRecord finds a record's batch among them by address; live is
+// replaced, not changed, so that it reads the list without the lock.
+// Batches done with go to freeBatches, shared by the tasks of the
+// process, which the garbage collector empties when they are not used:
+// a task that goes quiet does not keep its large arrays.
 type batches struct {
 	mu   sync.Mutex
 	live atomic.Pointer[[]*batch]
-	free []*batch
 	last atomic.Pointer[batch] // the batch CommitRecord found last
 }
 
-// maxFreeBatches bounds the batches a task keeps for reuse.
-const maxFreeBatches = 4
+var freeBatches sync.Pool // *batch, reset
 
 // get returns an empty batch with room for n records and headers
-// headers, reused when one is free.
+// headers, reused when a free one has room.
 func (bs *batches) get(n, headers int) *batch {
-	bs.mu.Lock()
-	for i, b := range bs.free {
+	for range 2 {
+		b, _ := freeBatches.Get().(*batch)
+		if b == nil {
+			break
+		}
 		if b.fits(n, headers) {
-			bs.free = append(bs.free[:i], bs.free[i+1:]...)
-			bs.mu.Unlock()
 			return b
 		}
+		// Too small for this poll: left to the collector.
 	}
-	bs.mu.Unlock()
 	// Rounded up, so that a batch fits the next polls of about this size.
 	return newBatch(roundUp(n), roundUp(headers))
 }
@@ -191,11 +192,7 @@ func (bs *batches) done(b *batch) {
 
 func (bs *batches) put(b *batch) {
 	b.reset()
-	bs.mu.Lock()
-	if len(bs.free) < maxFreeBatches {
-		bs.free = append(bs.free, b)
-	}
-	bs.mu.Unlock()
+	freeBatches.Put(b)
 }
 
 // convertRecord is MirrorSourceTask.convertRecord: the record for the

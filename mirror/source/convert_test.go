@@ -132,7 +132,7 @@ func TestBatchKeepsRecordsApart(t *testing.T) {
 // the first of them, except the last, which has its own: a commit of
 // part of them stores an offset that copies them again, never one past
 // a record not acknowledged. Acknowledgements still see each record's
-// own offset (offset syncs, metrics), and the batch is used again once
+// own offset (offset syncs, metrics), and the batch is given back once
 // all of its records were acknowledged.
 func TestPollSharesSourceOffsets(t *testing.T) {
 	p := testPartition(t, policy.IdentityClass, "orders")
@@ -173,11 +173,16 @@ func TestPollSharesSourceOffsets(t *testing.T) {
 	if len(synced) == 0 || synced[0].UpstreamOffset != 10 || synced[0].DownstreamOffset != 100 {
 		t.Errorf("offset syncs %+v, want the first 10 -> 100", synced)
 	}
-	// A single record has its own offset; the batch was reused.
-	b2 := task.batches.get(1, 1)
-	if b2 != b {
-		t.Error("the acknowledged batch was not reused")
+	// Every record acknowledged: the batch is emptied and no longer live
+	// (it went to freeBatches for another poll).
+	if len(b.recs) != 0 || b.pending.Load() != 0 {
+		t.Errorf("acknowledged batch: %d records, %d pending", len(b.recs), b.pending.Load())
 	}
+	if live := task.batches.live.Load(); live != nil && len(*live) != 0 {
+		t.Errorf("%d batches still live", len(*live))
+	}
+	// A single record has its own offset.
+	b2 := task.batches.get(1, 1)
 	task.convertFetched(b2, p, []*kgo.Record{rec(20, "")}, 0)
 	if got := unwrapOffset(b2.ptrs[0].SourceOffset); got != 20 {
 		t.Errorf("single record: source offset %d, want 20", got)
