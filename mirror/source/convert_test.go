@@ -187,4 +187,11 @@ func TestPollSharesSourceOffsets(t *testing.T) {
 	if got := unwrapOffset(b2.ptrs[0].SourceOffset); got != 20 {
 		t.Errorf("single record: source offset %d, want 20", got)
 	}
+	// Set up for exactly once, every record has its own.
+	task.exactOffsets = true
+	b3 := task.batches.get(2, 2)
+	task.convertFetched(b3, p, []*kgo.Record{rec(21, ""), rec(22, "")}, 0)
+	if a, b := unwrapOffset(b3.ptrs[0].SourceOffset), unwrapOffset(b3.ptrs[1].SourceOffset); a != 21 || b != 22 {
+		t.Errorf("exact offsets: %d, %d, want 21, 22", a, b)
+	}
 }

@@ -27,7 +27,9 @@
 //     its own (task.go, Poll): an offset commit that falls within a
 //     poll's records stores the offset before them, so a restart from it
 //     copies up to one poll's worth of records again — at least once, as
-//     MM2 — and each record costs no map of its own.
+//     MM2 — and each record costs no map of its own (not with a
+//     read_committed source consumer or exactly.once.support=required,
+//     where offsets must be exact).
 //
 // Each task (task.go) consumes its partitions from the source with its
 // own client, from the offsets the worker stored for it, and emits one

@@ -33,6 +33,10 @@ type Task struct {
 	stopping atomic.Bool
 	released bool // metrics given back (Start's failure or Stop)
 	stamps   int  // 1 when some topic keeps its name (a provenance header per record)
+	// exactOffsets: every record carries its own source offset (no
+	// sharing within a poll, see Poll), for exactly-once set-ups, where
+	// a transaction's offsets must be exactly its records'.
+	exactOffsets bool
 }
 
 var (
@@ -55,6 +59,7 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 		return err
 	}
 	t.s = s
+	t.exactOffsets = readCommitted(props) || props[exactlyOnceSupportConfig] == "required"
 	t.log = slog.With("connector", s.name, "task", props[mirrorconfig.TaskIndex], "flow", s.sourceAlias+"->"+s.targetAlias)
 	tps, err := decodeAssignment(props[TaskTopicPartitionsConfig])
 	if err != nil {
@@ -187,7 +192,9 @@ func (t *Task) startOffsetSyncs(props map[string]string) error {
 // exact offsets as MM2's; one that falls within a poll's records stores
 // the offset before them, so a restart from it copies them again — at
 // least once, as a restart from any commit. Offset syncs and metrics use
-// each record's exact offset (batch.meta).
+// each record's exact offset (batch.meta). A task set up for exactly once
+// (a read_committed source consumer or exactly.once.support=required)
+// gives every record its own offset.
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 	if t.stopping.Load() {
 		return nil, nil
@@ -231,7 +238,7 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 // before the first (see Poll).
 func (t *Task) convertFetched(b *batch, p *partition, recs []*kgo.Record, now int64) {
 	var shared map[string]any
-	if len(recs) > 1 {
+	if len(recs) > 1 && !t.exactOffsets {
 		shared = wrapOffset(recs[0].Offset - 1)
 	}
 	var ages batchStats
