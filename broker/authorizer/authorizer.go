@@ -14,6 +14,7 @@ package authorizer
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -102,7 +103,57 @@ type Standard struct {
 
 type aclIndex struct {
 	img    *metadata.Image
-	byType map[auth.ResourceType][]auth.ACL
+	byType map[auth.ResourceType]*typeIndex
+}
+
+// typeIndex holds one resource type's ACLs by pattern, so a check looks
+// at the ACLs that can match its resource name (as Kafka's
+// StandardAuthorizer looks them up in a set sorted by name) instead of
+// every ACL of the type: the literal name's, the literal wildcard's, and
+// the prefixed ACLs of each prefix length that exists.
+type typeIndex struct {
+	literal    map[string][]auth.ACL
+	prefixed   map[string][]auth.ACL
+	prefixLens []int // distinct lengths of prefixed names, ascending
+}
+
+func (ix *typeIndex) add(a auth.ACL) {
+	switch a.PatternType {
+	case auth.PatternLiteral:
+		ix.literal[a.ResourceName] = append(ix.literal[a.ResourceName], a)
+	case auth.PatternPrefixed:
+		if _, ok := ix.prefixed[a.ResourceName]; !ok {
+			n := len(a.ResourceName)
+			if i, found := slices.BinarySearch(ix.prefixLens, n); !found {
+				ix.prefixLens = slices.Insert(ix.prefixLens, i, n)
+			}
+		}
+		ix.prefixed[a.ResourceName] = append(ix.prefixed[a.ResourceName], a)
+	}
+}
+
+// matching calls f with each group of ACLs whose pattern covers name,
+// until f returns false.
+func (ix *typeIndex) matching(name string, f func([]auth.ACL) bool) {
+	if ix == nil {
+		return
+	}
+	if acls := ix.literal[name]; len(acls) > 0 && !f(acls) {
+		return
+	}
+	if name != auth.WildcardResource {
+		if acls := ix.literal[auth.WildcardResource]; len(acls) > 0 && !f(acls) {
+			return
+		}
+	}
+	for _, n := range ix.prefixLens {
+		if n > len(name) {
+			return
+		}
+		if acls := ix.prefixed[name[:n]]; len(acls) > 0 && !f(acls) {
+			return
+		}
+	}
 }
 
 var _ auth.Authorizer = (*Standard)(nil)
@@ -117,14 +168,19 @@ func NewFromImage(image func() *metadata.Image, superUsers []string, allowIfNoAC
 	return s
 }
 
-func (s *Standard) acls() map[auth.ResourceType][]auth.ACL {
+func (s *Standard) acls() map[auth.ResourceType]*typeIndex {
 	img := s.image()
 	if ix := s.index.Load(); ix != nil && ix.img == img {
 		return ix.byType
 	}
-	ix := &aclIndex{img: img, byType: map[auth.ResourceType][]auth.ACL{}}
+	ix := &aclIndex{img: img, byType: map[auth.ResourceType]*typeIndex{}}
 	for _, a := range img.ACLList() {
-		ix.byType[a.ResourceType] = append(ix.byType[a.ResourceType], a.ACL)
+		t := ix.byType[a.ResourceType]
+		if t == nil {
+			t = &typeIndex{literal: map[string][]auth.ACL{}, prefixed: map[string][]auth.ACL{}}
+			ix.byType[a.ResourceType] = t
+		}
+		t.add(a.ACL)
 	}
 	s.index.Store(ix)
 	return ix.byType
@@ -149,46 +205,39 @@ func (s *Standard) Authorize(p auth.Principal, host string, actions []auth.Actio
 // wildcardPrincipal matches every principal of ACLs ("User:*").
 const wildcardPrincipal = "User:*"
 
-func (s *Standard) decide(acls []auth.ACL, p auth.Principal, host string, a auth.Action) bool {
+func (s *Standard) decide(ix *typeIndex, p auth.Principal, host string, a auth.Action) bool {
 	principal := p.String()
-	found, allowed := false, false
-	for _, acl := range acls {
-		if !resourceMatches(acl, a.ResourceName) {
-			continue
-		}
+	found, allowed, denied := false, false, false
+	ix.matching(a.ResourceName, func(acls []auth.ACL) bool {
 		found = true
-		if acl.Principal != principal && acl.Principal != wildcardPrincipal {
-			continue
-		}
-		if acl.Host != "*" && acl.Host != host {
-			continue
-		}
-		switch acl.Permission {
-		case auth.PermissionDeny:
-			if acl.Operation == auth.OpAll || acl.Operation == a.Operation {
-				return false // DENY beats every ALLOW
+		for _, acl := range acls {
+			if acl.Principal != principal && acl.Principal != wildcardPrincipal {
+				continue
 			}
-		case auth.PermissionAllow:
-			if allows(acl.Operation, a.Operation) {
-				allowed = true
+			if acl.Host != "*" && acl.Host != host {
+				continue
+			}
+			switch acl.Permission {
+			case auth.PermissionDeny:
+				if acl.Operation == auth.OpAll || acl.Operation == a.Operation {
+					denied = true // DENY beats every ALLOW
+					return false
+				}
+			case auth.PermissionAllow:
+				if allows(acl.Operation, a.Operation) {
+					allowed = true
+				}
 			}
 		}
-	}
-	if !found {
+		return true
+	})
+	switch {
+	case denied:
+		return false
+	case !found:
 		return s.allowIfNoACL
 	}
 	return allowed
-}
-
-// resourceMatches reports whether acl's pattern covers the resource name.
-func resourceMatches(acl auth.ACL, name string) bool {
-	switch acl.PatternType {
-	case auth.PatternLiteral:
-		return acl.ResourceName == name || acl.ResourceName == auth.WildcardResource
-	case auth.PatternPrefixed:
-		return strings.HasPrefix(name, acl.ResourceName)
-	}
-	return false
 }
 
 // allows reports whether an ALLOW of granted permits op.
