@@ -98,9 +98,8 @@ func newMirrorFlow(column, phase string, run int, topic string) mirrorFlow {
 // mirrorBaseProps are the mm2.properties keys every phase shares: the
 // replication factors a one-broker cluster needs, tasks.max, heartbeats
 // and checkpoints off (no consumer groups to checkpoint; the benchmark
-// measures the records), no ACL sync (Fjord's broker has no ACL API
-// yet, and MirrorMaker 2 would log an error for it every 10 minutes),
-// then extra.
+// measures the records), no ACL sync (the clusters run without an
+// authorizer, so there are no ACLs to copy), then extra.
 func mirrorBaseProps(tasksMax int, extra map[string]string) map[string]string {
 	p := map[string]string{
 		"tasks.max":                             strconv.Itoa(tasksMax),

@@ -268,7 +268,7 @@ func (r *MirrorReport) Markdown() string {
 	fmt.Fprintf(&b, ", each a process of its own, on the same mm2.properties: one flow with aliases no other phase uses (a fresh "+
 		"remote topic, worker group and internal topics), `topics` the source topic, %s; everything else at MirrorMaker 2's defaults. "+
 		"Heartbeats and checkpoints are off in every phase (the benchmark measures the records; it has no consumer groups to "+
-		"checkpoint), and so is the ACL sync (Fjord's broker has no ACL API)\n",
+		"checkpoint), and so is the ACL sync (the clusters run without an authorizer: no ACLs to copy)\n",
 		propsList(r.Props))
 	if r.MM2Version != "" && r.MM2Version != "4.4.0" {
 		fmt.Fprintf(&b, "- MirrorMaker 2 is Kafka %s's (every jar of that release), not 4.4.0's: scripts/mm2.sh takes 4.3.1 when Kafka "+
