@@ -186,11 +186,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	s.groups = group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
+	groups := group.New(cfg.Group, &offsetsStore{s: s}, group.Options{
 		Logger:      s.log.With("component", "group"),
 		Topics:      groupTopics{s},
 		OnRebalance: s.metrics.groupRebalance,
 	})
+	// A cluster broker has joined: the quorum's FSM goroutine may be in
+	// reconcile, whose moveCoordinator reads s.groups under reconcileMu.
+	s.reconcileMu.Lock()
+	s.groups = groups
+	s.reconcileMu.Unlock()
 	if err := s.loadOffsetsPartitions(); err != nil {
 		return nil, err
 	}
