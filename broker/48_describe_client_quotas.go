@@ -77,6 +77,9 @@ func (s *Server) handleDescribeClientQuotas(r *kmsg.DescribeClientQuotasRequest)
 		return fail(kerr.InvalidRequest, "Invalid entity filter component combination. IP filter component should not be used with user or clientId filter component.")
 	}
 	quotas := s.image().ClientQuotas
+	// Entries is nullable: null only with an error. Kafka's admin client
+	// (kafka-configs.sh) reads a null list on success as a crash.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, e := range quotas.QuotaEntitiesSorted() {
 		if !quotaFilterMatches(e, filter, r.Strict) {
 			continue

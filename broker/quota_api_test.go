@@ -6,7 +6,10 @@ package broker_test
 // entities; on one broker and forwarded through a three-node cluster.
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -297,5 +300,52 @@ func TestClientQuotasAuthz(t *testing.T) {
 	qs, err := admin.DescribeClientQuotas(ctx, true, []kadm.DescribeClientQuotaComponent{{Type: "user", MatchName: kmsg.StringPtr("bob")}})
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("bob's quota after alice's alter: %v %+v", err, qs)
+	}
+}
+
+// On success DescribeClientQuotas answers an empty entry list, never a
+// null one: Kafka's admin client (kafka-configs.sh --describe, and
+// --alter, which describes first) fails with a NullPointerException on
+// null. Read off the wire, since a decoder may turn both into nil.
+func TestClientQuotasDescribeEmptyIsNotNull(t *testing.T) {
+	b := testkit.StartBroker(t, nil)
+	nc, err := net.DialTimeout("tcp", b.Addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	req.SetVersion(1)
+	req.Strict = true
+	c := kmsg.NewDescribeClientQuotasRequestComponent()
+	c.EntityType, c.MatchType, c.Match = "user", 0, kmsg.StringPtr("nobody")
+	req.Components = append(req.Components, c)
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("t")).AppendRequest(nil, req, 7)
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(nc, size[:]); err != nil {
+		t.Fatal(err)
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(nc, body); err != nil {
+		t.Fatal(err)
+	}
+	// v1 is flexible: correlation id, header tags, throttle ms, error
+	// code, error message (compact nullable string), then the entries'
+	// compact nullable array length (0: null, 1: empty).
+	if len(body) < 13 {
+		t.Fatalf("response of %d bytes", len(body))
+	}
+	if code := binary.BigEndian.Uint16(body[9:11]); code != 0 {
+		t.Fatalf("error code %d", code)
+	}
+	if body[11] != 0 {
+		t.Fatalf("error message set on success: %x", body)
+	}
+	if body[12] != 1 {
+		t.Fatalf("entries encoded as %d, want 1 (an empty list; 0 is null)", body[12])
 	}
 }
