@@ -53,6 +53,7 @@ var apiVersions = map[int16]protocol.VersionRange{
 	int16(kmsg.AlterPartitionAssignments):  {Min: 0, Max: 1},
 	int16(kmsg.ListPartitionReassignments): {Min: 0, Max: 0},
 	int16(kmsg.UnregisterBroker):           {Min: 0, Max: 0},
+	int16(kmsg.DescribeQuorum):             {Min: 0, Max: 2},
 	// ACLs and SCRAM credentials, stored in the metadata log.
 	int16(kmsg.DescribeACLs):                 {Min: 1, Max: 3},
 	int16(kmsg.CreateACLs):                   {Min: 1, Max: 3},
@@ -192,6 +193,8 @@ func (s *Server) dispatch(ctx context.Context, c *protocol.Conn, req *protocol.R
 		resp = s.handleListPartitionReassignments(ctx, r)
 	case *kmsg.UnregisterBrokerRequest:
 		resp = s.handleUnregisterBroker(ctx, r)
+	case *kmsg.DescribeQuorumRequest:
+		resp = s.handleDescribeQuorum(ctx, r)
 	case *kmsg.DescribeACLsRequest:
 		resp = s.handleDescribeACLs(r)
 	case *kmsg.CreateACLsRequest:

@@ -99,6 +99,15 @@ var authzRules = map[int16]authzRule{
 		resp.ErrorCode, resp.ErrorMessage = errClusterAuth.Code, errMsg(errClusterAuth)
 		return resp
 	}),
+	// KafkaApis.handleDescribeQuorum: DESCRIBE on CLUSTER.
+	int16(kmsg.DescribeQuorum): clusterOp(auth.OpDescribe, func(r kmsg.Request) kmsg.Response {
+		resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
+		resp.ErrorCode = errClusterAuth.Code
+		if r.GetVersion() >= 2 {
+			resp.ErrorMessage = errMsg(errClusterAuth)
+		}
+		return resp
+	}),
 	// ControllerApis.handleUnregisterBroker: ALTER on CLUSTER.
 	int16(kmsg.UnregisterBroker): clusterOp(auth.OpAlter, func(r kmsg.Request) kmsg.Response {
 		resp := r.ResponseKind().(*kmsg.UnregisterBrokerResponse)

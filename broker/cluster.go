@@ -66,6 +66,7 @@ var forwardedAPIs = map[int16]bool{
 	int16(kmsg.CreateACLs):                 true,
 	int16(kmsg.DeleteACLs):                 true,
 	int16(kmsg.AlterUserSCRAMCredentials):  true,
+	int16(kmsg.DescribeQuorum):             true,
 	int16(kmsg.AlterClientQuotas):          true,
 }
 
@@ -147,6 +148,13 @@ func adminErrorResponse(req kmsg.Request, code int16, msg string) kmsg.Response 
 	case *kmsg.ListPartitionReassignmentsRequest:
 		resp := r.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 		resp.ErrorCode, resp.ErrorMessage = code, m
+		return resp
+	case *kmsg.DescribeQuorumRequest:
+		resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
+		resp.ErrorCode = code
+		if r.Version >= 2 {
+			resp.ErrorMessage = m
+		}
 		return resp
 	}
 	if resp, ok := securityErrorResponse(req, code, msg); ok {

@@ -389,6 +389,15 @@ func refusals(t1 [16]byte) []refusal {
 			return []int16{m.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode}
 		})
 	}
+	{
+		r := kmsg.NewPtrDescribeQuorumRequest()
+		t := kmsg.NewDescribeQuorumRequestTopic()
+		t.Topic, t.Partitions = "__cluster_metadata", []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}
+		r.Topics = append(r.Topics, t)
+		add(r, kerr.ClusterAuthorizationFailed, func(m kmsg.Response) []int16 {
+			return []int16{m.(*kmsg.DescribeQuorumResponse).ErrorCode}
+		})
+	}
 	add(kmsg.NewPtrDescribeClientQuotasRequest(), kerr.ClusterAuthorizationFailed, func(m kmsg.Response) []int16 {
 		return []int16{m.(*kmsg.DescribeClientQuotasResponse).ErrorCode}
 	})

@@ -154,6 +154,9 @@ var forwardable = map[kmsg.Key]bool{
 	kmsg.UnregisterBroker: true,
 	kmsg.CreateACLs:       true, kmsg.DeleteACLs: true, kmsg.AlterUserSCRAMCredentials: true,
 	kmsg.AlterClientQuotas: true,
+	// Answered by the active controller for admin clients
+	// (kafka-metadata-quorum.sh --bootstrap-server).
+	kmsg.DescribeQuorum: true,
 }
 
 // Forward sends an admin request, at the version the client sent it, to

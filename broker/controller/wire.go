@@ -155,7 +155,7 @@ func ServeControllerRequest(ctx context.Context, q ControllerQuorum, req kmsg.Re
 	return resp, true
 }
 
-func leaderEpoch(q ControllerQuorum) int32 {
+func leaderEpoch(q QuorumView) int32 {
 	if e, ok := q.(quorumEpoch); ok {
 		return e.LeaderEpoch()
 	}
@@ -334,11 +334,27 @@ func serveAllocateProducerIDs(ctx context.Context, q ControllerQuorum, r *kmsg.A
 	return resp
 }
 
+// QuorumView is what DescribeQuorum reads of a quorum: a raft voter
+// (Quorum), or a single node that is its own one-voter quorum. Voters
+// (quorumVoters) and the epoch (quorumEpoch) are read when implemented.
+type QuorumView interface {
+	Image() *metadata.Image
+	IsActive() bool
+	ActiveID() int32
+}
+
+// DescribeQuorum answers KRaft's DescribeQuorum for __cluster_metadata-0
+// from q: brokers answer it for admin clients
+// (kafka-metadata-quorum.sh --bootstrap-server) as the controllers do.
+func DescribeQuorum(q QuorumView, r *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
+	return serveDescribeQuorum(q, r).(*kmsg.DescribeQuorumResponse)
+}
+
 // serveDescribeQuorum answers from any voter: the active controller
 // without error, the others with NOT_LEADER_OR_FOLLOWER (as KRaft does)
 // but still naming the leader they know, which is how ControllerClient
 // finds the active controller from whichever voter it reaches.
-func serveDescribeQuorum(q ControllerQuorum, r *kmsg.DescribeQuorumRequest) kmsg.Response {
+func serveDescribeQuorum(q QuorumView, r *kmsg.DescribeQuorumRequest) kmsg.Response {
 	resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	resp.SetVersion(r.Version)
 	img := q.Image()
