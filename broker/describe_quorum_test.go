@@ -63,6 +63,13 @@ func TestDescribeQuorumCluster(t *testing.T) {
 				return fmt.Errorf("node %d: partition %+v nodes %+v, want no error and 3 voters", n.ID, p, resp.Nodes)
 			}
 			leaders[p.LeaderID] = true
+			// Every voter is a combined node here: the active controller
+			// knows how far each has applied the log from its heartbeats.
+			for _, v := range p.CurrentVoters {
+				if v.LogEndOffset <= 0 || v.LogEndOffset > p.HighWatermark || v.ReplicaID != p.LeaderID && v.LastFetchTimestamp <= 0 {
+					return fmt.Errorf("node %d: voter %+v, want a log end offset in (0, %d] and a fetch time", n.ID, v, p.HighWatermark)
+				}
+			}
 		}
 		if len(leaders) != 1 {
 			return fmt.Errorf("nodes disagree on the leader: %v", leaders)

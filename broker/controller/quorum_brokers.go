@@ -34,6 +34,8 @@ type brokerSession struct {
 	// leaderships away when it entered controlled shutdown.
 	metadataOffset int64
 	shutdownOffset int64
+	// heartbeat is when the broker's latest heartbeat arrived.
+	heartbeat time.Time
 	// conn is the done channel of the controller-listener connection the
 	// latest heartbeat came on (nil: none known), and unwatch stops the
 	// watch on it.
@@ -221,6 +223,7 @@ func (q *Quorum) BrokerHeartbeat(ctx context.Context, h BrokerHeartbeat) (Heartb
 	sess := q.sessions[h.ID]
 	q.watchConn(ctx, h.ID, sess)
 	sess.metadataOffset = h.MetadataOffset
+	sess.heartbeat = now
 	cur := stateOf(b)
 	next := cur
 	switch cur {

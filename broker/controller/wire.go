@@ -63,6 +63,13 @@ type quorumEpoch interface{ LeaderEpoch() int32 }
 // (DescribeQuorum's CurrentVoters and Nodes).
 type quorumVoters interface{ Voters() map[int32]string }
 
+// quorumProgress is optionally implemented by a ControllerQuorum to
+// report a voter's progress (DescribeQuorum's LogEndOffset and fetch
+// timestamps) where the raft library does not.
+type quorumProgress interface {
+	VoterProgress(id int32) (offset int64, at time.Time, ok bool)
+}
+
 // MetadataTopic is the metadata log's topic name, and MetadataTopicID
 // Kafka's fixed id for it (Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ").
 const MetadataTopic = "__cluster_metadata"
@@ -385,6 +392,14 @@ func serveDescribeQuorum(q QuorumView, r *kmsg.DescribeQuorumRequest) kmsg.Respo
 					rs.LogEndOffset = -1
 					if id == q.ActiveID() {
 						rs.LogEndOffset = img.Offset + 1
+					} else if pq, ok := q.(quorumProgress); ok {
+						if off, at, ok := pq.VoterProgress(id); ok {
+							rs.LogEndOffset = off + 1
+							rs.LastFetchTimestamp = at.UnixMilli()
+							if off >= img.Offset {
+								rs.LastCaughtUpTimestamp = at.UnixMilli()
+							}
+						}
 					}
 					rp.CurrentVoters = append(rp.CurrentVoters, rs)
 				}
