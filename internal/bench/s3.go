@@ -39,6 +39,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connectors/s3/storage"
+
+	"github.com/fjordhq/fjord/internal/bench/s3records"
 )
 
 // Formats of `fjord bench s3`, and what the sink's format.class is for each.
@@ -160,7 +162,7 @@ func RunS3Bench(ctx context.Context, cfg S3BenchConfig) (*S3Report, error) {
 		rep.PartSize = storage.DefaultPartSize
 	}
 	k, v := s3Record(1, nil)
-	rep.EnvelopeBytes, rep.PayloadBytes = len(k)+len(v), len(appendS3Payload(nil, 1))
+	rep.EnvelopeBytes, rep.PayloadBytes = len(k)+len(v), len(s3records.AppendPayload(nil, 1))
 	if cfg.RecordMachine {
 		rep.Machine = ReadMachine(nil)
 	}

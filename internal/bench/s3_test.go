@@ -16,6 +16,8 @@ import (
 
 	"github.com/fjordhq/fjord/connect"
 	"github.com/fjordhq/fjord/internal/testkit"
+
+	"github.com/fjordhq/fjord/internal/bench/s3records"
 )
 
 // TestS3Record: the records are JsonConverter envelopes that Fjord's own
@@ -37,19 +39,19 @@ func TestS3Record(t *testing.T) {
 		for _, f := range schema.Fields {
 			names = append(names, f.Name)
 		}
-		if !slices.Equal(names, s3Fields) {
-			t.Errorf("record %d: fields %v, want %v", i, names, s3Fields)
+		if !slices.Equal(names, s3records.Fields) {
+			t.Errorf("record %d: fields %v, want %v", i, names, s3records.Fields)
 		}
 		st := val.(*connect.Struct)
 		if id, _ := st.Get("id"); id != i {
 			t.Errorf("record %d: id %v", i, id)
 		}
-		if ts, _ := st.Get("created_at"); ts != time.UnixMilli(s3CreatedBase+37*i).UTC() {
-			t.Errorf("record %d: created_at %v (%T), want the Timestamp %v", i, ts, ts, time.UnixMilli(s3CreatedBase+37*i).UTC())
+		if ts, _ := st.Get("created_at"); ts != time.UnixMilli(s3records.CreatedBase+37*i).UTC() {
+			t.Errorf("record %d: created_at %v (%T), want the Timestamp %v", i, ts, ts, time.UnixMilli(s3records.CreatedBase+37*i).UTC())
 		}
 		var payload map[string]any
-		p := appendS3Payload(nil, i)
-		if err := json.Unmarshal(p, &payload); err != nil || len(payload) != len(s3Fields) {
+		p := s3records.AppendPayload(nil, i)
+		if err := json.Unmarshal(p, &payload); err != nil || len(payload) != len(s3records.Fields) {
 			t.Fatalf("payload %d: %v: %s", i, err, p)
 		}
 		if amount, _ := st.Get("amount"); amount != payload["amount"] {
@@ -59,8 +61,8 @@ func TestS3Record(t *testing.T) {
 			t.Errorf("payload %d is %d bytes, want 250–300: %s", i, len(p), p)
 		}
 	}
-	a, b := appendS3Payload(nil, 5), appendS3Payload(nil, 6)
-	if bytes.Equal(a, b) || !bytes.Equal(a, appendS3Payload(nil, 5)) {
+	a, b := s3records.AppendPayload(nil, 5), s3records.AppendPayload(nil, 6)
+	if bytes.Equal(a, b) || !bytes.Equal(a, s3records.AppendPayload(nil, 5)) {
 		t.Error("payloads are not deterministic per record, or not different between records")
 	}
 }
@@ -124,7 +126,7 @@ func TestS3Layout(t *testing.T) {
 func TestS3ObjectChecks(t *testing.T) {
 	var lines [][]byte
 	for i := int64(1); i <= 7; i += 2 { // partition 0 of 2: records 1, 3, 5, 7
-		lines = append(lines, appendS3Payload(nil, i))
+		lines = append(lines, s3records.AppendPayload(nil, i))
 	}
 	obj := append(bytes.Join(lines, []byte("\n")), '\n')
 	if err := checkJSONObject(obj, 4); err != nil {
@@ -161,7 +163,7 @@ func TestS3ObjectChecks(t *testing.T) {
 		return buf.Bytes()
 	}
 	note := "x"
-	rows := []order{{ID: 1, CreatedAt: s3CreatedBase + 37, Note: &note}, {ID: 3, CreatedAt: s3CreatedBase + 3*37}}
+	rows := []order{{ID: 1, CreatedAt: s3records.CreatedBase + 37, Note: &note}, {ID: 3, CreatedAt: s3records.CreatedBase + 3*37}}
 	if err := checkParquetObject(write(rows), 2); err != nil {
 		t.Errorf("Parquet object: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/fjordhq/fjord/connectors/s3/storage"
+
+	"github.com/fjordhq/fjord/internal/bench/s3records"
 )
 
 // verifyObject reads back partition 0's first file and checks it holds
@@ -56,11 +58,11 @@ func checkJSONObject(b []byte, n int) error {
 	if err := json.Unmarshal(lines[0], &got); err != nil {
 		return fmt.Errorf("first line %.200q: %w", lines[0], err)
 	}
-	if err := json.Unmarshal(appendS3Payload(nil, 1), &want); err != nil {
+	if err := json.Unmarshal(s3records.AppendPayload(nil, 1), &want); err != nil {
 		return err
 	}
 	if !reflect.DeepEqual(got, want) {
-		return fmt.Errorf("first line %s, produced %s", lines[0], appendS3Payload(nil, 1))
+		return fmt.Errorf("first line %s, produced %s", lines[0], s3records.AppendPayload(nil, 1))
 	}
 	return nil
 }
@@ -79,8 +81,8 @@ func checkParquetObject(b []byte, n int) error {
 	for _, fd := range f.Schema().Fields() {
 		names = append(names, fd.Name())
 	}
-	if !slices.Equal(names, s3Fields) {
-		return fmt.Errorf("columns %v, want %v", names, s3Fields)
+	if !slices.Equal(names, s3records.Fields) {
+		return fmt.Errorf("columns %v, want %v", names, s3records.Fields)
 	}
 	if len(f.RowGroups()) == 0 {
 		return fmt.Errorf("no row group")
@@ -94,7 +96,7 @@ func checkParquetObject(b []byte, n int) error {
 	for _, check := range []struct {
 		col  string
 		want int64
-	}{{"id", 1}, {"created_at", s3CreatedBase + 37}} {
+	}{{"id", 1}, {"created_at", s3records.CreatedBase + 37}} {
 		leaf, ok := f.Schema().Lookup(check.col)
 		if !ok {
 			return fmt.Errorf("no column %s", check.col)

@@ -2,13 +2,11 @@ package sink
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/fjordhq/fjord/connect"
 	jsonconv "github.com/fjordhq/fjord/converters/json"
+
+	"github.com/fjordhq/fjord/internal/bench/s3records"
 )
 
 // discardS3 is the least an S3 endpoint must answer for a sink task: the
@@ -46,34 +46,6 @@ func discardS3(tb testing.TB) (url string, objects, bytes *atomic.Int64) {
 	return srv.URL, objects, bytes
 }
 
-// benchEnvelope is record i as `fjord bench s3` produces it: an order of
-// ten fields in JsonConverter's envelope with its schema (about 930
-// bytes, 250 of payload).
-func benchEnvelope(i int64) []byte {
-	const schema = `{"type":"struct","fields":[` +
-		`{"type":"int64","optional":false,"field":"id"},` +
-		`{"type":"string","optional":false,"field":"order_id"},` +
-		`{"type":"int64","optional":false,"field":"customer_id"},` +
-		`{"type":"string","optional":false,"field":"customer"},` +
-		`{"type":"string","optional":false,"field":"email"},` +
-		`{"type":"double","optional":false,"field":"amount"},` +
-		`{"type":"string","optional":false,"field":"currency"},` +
-		`{"type":"string","optional":false,"field":"status"},` +
-		`{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1,"field":"created_at"},` +
-		`{"type":"string","optional":true,"field":"note"}` +
-		`],"optional":false,"name":"bench.s3.Order"}`
-	words := strings.Fields("express gift wrap leave at door fragile handle with care call before delivery second floor back")
-	cust := i*7919%100_000 + 1
-	var note []string
-	for j := range 8 + i%6 {
-		note = append(note, words[(i+j*3)%int64(len(words))])
-	}
-	return fmt.Appendf(nil, `{"schema":%s,"payload":{"id":%d,"order_id":"ord-%010d","customer_id":%d,"customer":"customer-%d",`+
-		`"email":"user%d@example.com","amount":%s,"currency":"%s","status":"%s","created_at":%d,"note":"%s"}}`,
-		schema, i, i*104729%10_000_000_000, cust, cust, cust, strconv.FormatFloat(float64(i*37%1_000_000)/100, 'g', -1, 64),
-		[]string{"EUR", "USD", "GBP"}[i%3], []string{"created", "paid", "shipped"}[i%3], 1767225600000+i*37, strings.Join(note, " "))
-}
-
 // BenchmarkPutJSONEnvelopes drives one sink task's Put path as the
 // Connect runtime does for `fjord bench s3`'s JSON phase: envelope bytes
 // through the JsonConverter (schemas.enable=true), Put in batches of
@@ -89,7 +61,7 @@ func BenchmarkPutJSONEnvelopes(b *testing.B) {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	values := make([][]byte, records)
 	for i := range values {
-		values[i] = benchEnvelope(int64(i))
+		values[i] = s3records.Envelope(int64(i+1), nil) // fjord bench s3's records
 	}
 	conv := jsonconv.New()
 	if err := conv.Configure(map[string]string{jsonconv.SchemasEnableConfig: "true"}, false); err != nil {
