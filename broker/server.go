@@ -278,6 +278,17 @@ func (s *Server) Serve() error {
 	return s.proto.ServeSecure(s.ln, s.cfg.listenerSecurity(0))
 }
 
+// ServeInProcess serves l, an in-process listener (internal/inproc), as
+// the first client listener: same security protocol, same listener name,
+// so its connections differ from that listener's only in transport. It
+// returns nil after Close.
+func (s *Server) ServeInProcess(l net.Listener) error {
+	if s.ln == nil {
+		return errors.New("broker has no client listener")
+	}
+	return s.proto.ServeSecure(l, s.cfg.listenerSecurity(0))
+}
+
 // ControllerAddr is the controller listener's address (nil without the
 // controller role).
 func (s *Server) ControllerAddr() net.Addr {

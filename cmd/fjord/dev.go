@@ -15,6 +15,7 @@ import (
 	"github.com/fjordhq/fjord/api/schemaregistry"
 	"github.com/fjordhq/fjord/broker"
 	"github.com/fjordhq/fjord/connect/runtime"
+	"github.com/fjordhq/fjord/internal/inproc"
 )
 
 // registryPrefix is where `fjord dev` serves the schema registry on its
@@ -42,7 +43,7 @@ Data lives under --data-dir and survives restarts. Stop with Ctrl-C.`,
 			}
 			var comps []component
 			if !noConnect {
-				comps = append(comps, devRegistry(), devConnectWorker())
+				comps = append(comps, devInProcess(kafkaAddr), devRegistry(), devConnectWorker())
 			} else {
 				comps = append(comps, brokerConsole(nil))
 			}
@@ -79,6 +80,20 @@ func devProperties(dataDir, kafkaAddr string) map[string]string {
 		"offsets.topic.replication.factor": "1",
 		"group.initial.rebalance.delay.ms": "0",
 	}
+}
+
+// devInProcess serves the broker to the worker's clients in process
+// (internal/inproc): the worker's producers and consumers reach the
+// broker through memory, not loopback TCP, which is most of what a
+// source or sink task would otherwise spend on system calls. Started
+// first, so it is stopped last.
+func devInProcess(kafkaAddr string) component {
+	return component{name: "in-process listener", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
+		l := inproc.Listen(b.Addr())
+		go b.ServeInProcess(l)
+		unregister := inproc.Register(l, b.Addr().String(), kafkaAddr)
+		return func() { unregister(); l.Close() }, nil
+	}}
 }
 
 // devRegistry runs the schema registry against the dev broker, its

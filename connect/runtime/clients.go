@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/fjordhq/fjord/connect"
+	"github.com/fjordhq/fjord/internal/inproc"
 )
 
 // ClientKind is which Kafka client a set of properties configures.
@@ -310,7 +311,19 @@ func KafkaClientOpts(kind ClientKind, props map[string]string, log *slog.Logger)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s client config: %s", kind, strings.Join(problems, "; "))
 	}
+	if inproc.Active() && !usesTLS(props) {
+		// In a process that also runs the broker (fjord dev), reach it
+		// without a socket; other addresses are dialed over TCP as usual.
+		// With TLS the client dials itself (kgo takes one or the other).
+		opts = append(opts, kgo.Dialer(inproc.Dial))
+	}
 	return opts, nil
+}
+
+// usesTLS reports whether props make the client dial with TLS.
+func usesTLS(props map[string]string) bool {
+	p := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
+	return p == "SSL" || p == "SASL_SSL"
 }
 
 // balancers maps Kafka assignor class names to franz-go balancers.
