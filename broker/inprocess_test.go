@@ -35,14 +35,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // broker without a socket, and meet the first listener's security as a
 // TCP client would: SASL first, then the authorizer.
 func TestServeInProcess(t *testing.T) {
-	s := startSecureBroker(t, map[string]string{
-		"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "inter.broker.listener.name": "SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms":                             "PLAIN",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config": authzJAAS,
-		"authorizer.class.name":                               "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users":                                         "User:admin",
-		"allow.everyone.if.no.acl.found":                      "false",
-	}, nil)
+	s := startSecureBroker(t, authzProps(nil), nil)
 	addr := s.Addr().String()
 	l := &countingListener{Listener: inproc.Listen(s.Addr())}
 	go s.ServeInProcess(l)

@@ -27,6 +27,11 @@ const authzJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requi
 // authorizer, admin as super user and extra props laid over.
 func authzBroker(t testing.TB, extra map[string]string) string {
 	t.Helper()
+	return startSecureBroker(t, authzProps(extra), nil).Addr().String()
+}
+
+// authzProps are authzBroker's properties with extra laid over.
+func authzProps(extra map[string]string) map[string]string {
 	props := map[string]string{
 		"listeners": "SASL_PLAINTEXT://127.0.0.1:0", "inter.broker.listener.name": "SASL_PLAINTEXT",
 		"sasl.enabled.mechanisms":                             "PLAIN",
@@ -38,7 +43,7 @@ func authzBroker(t testing.TB, extra map[string]string) string {
 	for k, v := range extra {
 		props[k] = v
 	}
-	return startSecureBroker(t, props, nil).Addr().String()
+	return props
 }
 
 func userClient(t testing.TB, addr, user string, opts ...kgo.Opt) *kgo.Client {
