@@ -108,7 +108,7 @@ func requireStructOrNull(v any, purpose string) (*connect.Struct, error) {
 // partition or offset) from source records, as Kafka's instanceof
 // SinkRecord does.
 func isSinkRecord(r *connect.Record) bool {
-	return r.SourcePartition == nil && r.SourceOffset == nil && r.Offset >= 0
+	return r.SourcePartition == nil && r.SourceOffset == nil && r.LazyOffset == nil && r.Offset >= 0
 }
 
 // requireSinkRecord is Kafka's Requirements.requireSinkRecord.

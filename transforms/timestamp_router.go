@@ -65,7 +65,7 @@ func recordString(r *connect.Record) string {
 		fmt.Fprintf(&b, "SinkRecord{kafkaOffset=%d, timestampType=%s, originalTopic=%s, originalKafkaPartition=%s, originalKafkaOffset=%d} ",
 			r.Offset, r.TimestampType, r.OriginalTopic, javaPartition(r.OriginalPartition), r.OriginalOffset)
 	} else {
-		fmt.Fprintf(&b, "SourceRecord{sourcePartition=%s, sourceOffset=%s} ", javaString(r.SourcePartition), javaString(r.SourceOffset))
+		fmt.Fprintf(&b, "SourceRecord{sourcePartition=%s, sourceOffset=%s} ", javaString(r.SourcePartition), javaString(r.SourceOffsetMap()))
 	}
 	ts := "null"
 	if r.Timestamp >= 0 {

@@ -201,7 +201,7 @@ func (h *errorHandler) report(ctx context.Context, f failure) {
 // LogReporter does with errors.log.include.messages.
 func sourceRecordString(r *connect.Record) string {
 	return fmt.Sprintf("SourceRecord{sourcePartition=%v, sourceOffset=%v} ConnectRecord{topic='%s', kafkaPartition=%d, key=%v, keySchema=%v, value=%v, valueSchema=%v, timestamp=%d, headers=%v}",
-		r.SourcePartition, r.SourceOffset, r.Topic, r.Partition, r.Key, r.KeySchema, r.Value, r.ValueSchema, r.Timestamp, r.Headers)
+		r.SourcePartition, r.SourceOffsetMap(), r.Topic, r.Partition, r.Key, r.KeySchema, r.Value, r.ValueSchema, r.Timestamp, r.Headers)
 }
 
 // DLQ context headers (Kafka's DeadLetterQueueReporter).

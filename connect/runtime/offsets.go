@@ -78,14 +78,34 @@ type sourcePartition struct {
 	// trimmed: records of the acknowledged prefix were removed since the
 	// last committable, the last of them with offset trimmedOffset.
 	trimmed       bool
-	trimmedOffset map[string]any
+	trimmedOffset offsetRef
+}
+
+// offsetRef is a record's source offset as the task gave it: a map, or a
+// connect.OffsetFunc and its argument, turned into a map only when it is
+// committed.
+type offsetRef struct {
+	m   map[string]any
+	fn  connect.OffsetFunc
+	arg int64
+}
+
+func offsetOf(r *connect.Record) offsetRef {
+	return offsetRef{m: r.SourceOffset, fn: r.LazyOffset, arg: r.OffsetArg}
+}
+
+func (o offsetRef) value() map[string]any {
+	if o.m != nil || o.fn == nil {
+		return o.m
+	}
+	return o.fn(o.arg)
 }
 
 const chunkSize = 1024
 
 type submittedRecord struct {
 	part   *sourcePartition
-	offset map[string]any
+	offset offsetRef
 	acked  atomic.Bool
 	// out is the outgoing record this is part of (nil for records that
 	// were not sent): once acknowledged and out of the queue, nothing
@@ -99,7 +119,7 @@ func newSubmittedRecords() *submittedRecords {
 
 // submit records a record about to be sent. A record without a source
 // partition is counted (for flushes) but has no offset to commit.
-func (s *submittedRecords) submit(partition, offset map[string]any) *submittedRecord {
+func (s *submittedRecords) submit(partition map[string]any, offset offsetRef) *submittedRecord {
 	r := &submittedRecord{}
 	s.mu.Lock()
 	s.submitLocked(r, partition, offset)
@@ -109,7 +129,7 @@ func (s *submittedRecords) submit(partition, offset map[string]any) *submittedRe
 
 // submitLocked is submit with a record the caller allocated, under s.mu
 // (the task's loop holds it for a whole poll's records).
-func (s *submittedRecords) submitLocked(r *submittedRecord, partition, offset map[string]any) {
+func (s *submittedRecords) submitLocked(r *submittedRecord, partition map[string]any, offset offsetRef) {
 	s.inFlight.Add(1)
 	if partition == nil {
 		return
@@ -161,8 +181,8 @@ func (s *submittedRecords) committable() map[string]connect.SourcePartitionOffse
 	for key, p := range s.parts {
 		p.popAcked(s)
 		if p.trimmed {
-			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: p.trimmedOffset}
-			p.trimmed, p.trimmedOffset = false, nil
+			out[key] = connect.SourcePartitionOffset{Partition: p.partition, Offset: p.trimmedOffset.value()}
+			p.trimmed, p.trimmedOffset = false, offsetRef{}
 		}
 	}
 	return out

@@ -12,13 +12,22 @@ func TestSubmittedRecordsCommittable(t *testing.T) {
 	s := newSubmittedRecords()
 	part := map[string]any{"p": 1}
 	other := map[string]any{"p": 2}
-	offset := func(i int) map[string]any { return map[string]any{"o": i} }
+	// Odd records carry lazy offsets (connect.Record.LazyOffset), made
+	// only when committed.
+	made := 0
+	lazy := func(arg int64) map[string]any { made++; return map[string]any{"o": int(arg)} }
+	offset := func(i int) offsetRef {
+		if i%2 == 1 {
+			return offsetRef{fn: lazy, arg: int64(i)}
+		}
+		return offsetRef{m: map[string]any{"o": i}}
+	}
 	n := 3*chunkSize + 10
 	recs := make([]*submittedRecord, n)
 	for i := range n {
 		recs[i] = s.submit(part, offset(i))
 	}
-	tomb := s.submit(other, nil)
+	tomb := s.submit(other, offsetRef{})
 	if got := s.committable(); len(got) != 0 {
 		t.Fatalf("nothing acknowledged, committable %v", got)
 	}
@@ -76,6 +85,9 @@ func TestSubmittedRecordsCommittable(t *testing.T) {
 	if s.pending() != 0 {
 		t.Errorf("pending %d", s.pending())
 	}
+	if made > 2 {
+		t.Errorf("%d lazy offsets made for 3 commits, want one per committed odd offset (2)", made)
+	}
 }
 
 // Outgoing records leave the queue for reuse once acknowledged, in
@@ -89,10 +101,10 @@ func TestSubmittedRecordsFreeOutRecords(t *testing.T) {
 	for i := range ors {
 		ors[i] = &outRecord{}
 		ors[i].sub.out = ors[i]
-		s.submitLocked(&ors[i].sub, part, map[string]any{"o": i})
+		s.submitLocked(&ors[i].sub, part, offsetRef{m: map[string]any{"o": i}})
 	}
 	s.mu.Unlock()
-	skipped := s.submit(part, map[string]any{"o": 3})
+	skipped := s.submit(part, offsetRef{m: map[string]any{"o": 3}})
 	s.ack(&ors[0].sub)
 	s.ack(&ors[2].sub)
 	s.ack(skipped)

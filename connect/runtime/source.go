@@ -384,7 +384,7 @@ func (s *sourceTask) produce(ctx context.Context, pre *connect.Record, or *outRe
 	if err := s.ensureTopic(ctx, or.Topic); err != nil {
 		return err
 	}
-	s.submitted.submitLocked(&or.sub, pre.SourcePartition, pre.SourceOffset)
+	s.submitted.submitLocked(&or.sub, pre.SourcePartition, offsetOf(pre))
 	pctx := context.Background()
 	if s.maxBlock > 0 {
 		pctx = s.produceCtx(or.Topic)
@@ -501,7 +501,7 @@ func (s *sourceTask) onSent(kr *kgo.Record, err error) {
 // its offset may be committed, and the task hears it was not sent.
 func (s *sourceTask) skip(pre *connect.Record) {
 	r := &submittedRecord{}
-	s.submitted.submitLocked(r, pre.SourcePartition, pre.SourceOffset)
+	s.submitted.submitLocked(r, pre.SourcePartition, offsetOf(pre))
 	s.submitted.ack(r)
 	s.commitRecord(pre, nil)
 }

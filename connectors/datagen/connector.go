@@ -126,6 +126,7 @@ type Task struct {
 	partition map[string]any
 	keySchema *connect.Schema
 	taskCount int64
+	offset    connect.OffsetFunc // a record's source offset from its iteration
 	arena     arena
 
 	tokens   float64 // rate pacing: records that may be sent now
@@ -148,6 +149,10 @@ func (t *Task) Start(ctx context.Context, props map[string]string) error {
 	t.s = s
 	t.stop = make(chan struct{})
 	t.taskCount = int64(s.taskCount)
+	taskCount := t.taskCount
+	t.offset = func(next int64) map[string]any {
+		return map[string]any{CurrentIterationField: next, TaskCountField: taskCount}
+	}
 	if s.seedSet {
 		t.seed = uint64(s.seed)
 	} else {
@@ -236,13 +241,14 @@ func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
 }
 
 // generate returns the next n records. Records, struct values and
-// strings come from per-batch blocks; the offset map is per record
-// because the runtime commits each record's offset on its own.
+// strings come from per-batch blocks. Each record's offset is its own
+// (the runtime may commit any record's), made lazily from its iteration
+// (connect.Record.LazyOffset): the runtime builds a map only for the
+// offsets it commits.
 func (t *Task) generate(n int) []*connect.SourceRecord {
 	slab := make([]connect.Record, n)
 	out := make([]*connect.SourceRecord, n)
 	taskCount := t.taskCount
-	var taskCountAny any = taskCount // boxed once for the batch's offsets
 	base := int64(t.s.taskID)
 	var keyField *connect.Field
 	if t.s.keyField >= 0 {
@@ -266,8 +272,8 @@ func (t *Task) generate(n int) []*connect.SourceRecord {
 			Topic: t.s.topic, Partition: -1, Timestamp: -1,
 			KeySchema: t.keySchema, Key: key, ValueSchema: t.s.value.schema, Value: value,
 			SourcePartition: t.partition,
-			SourceOffset:    map[string]any{CurrentIterationField: t.next, TaskCountField: taskCountAny},
-			Offset:          -1, TimestampType: connect.NoTimestampType,
+			LazyOffset:      t.offset, OffsetArg: t.next,
+			Offset: -1, TimestampType: connect.NoTimestampType,
 		}
 		out[i] = &slab[i]
 	}

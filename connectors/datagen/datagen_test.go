@@ -38,7 +38,7 @@ func (m memOffsets) Offsets(ps []map[string]any) (map[string]map[string]any, err
 // acknowledged them (last offset per partition wins).
 func (m memOffsets) commit(recs []*connect.SourceRecord) {
 	for _, r := range recs {
-		m[m.key(r.SourcePartition)] = r.SourceOffset
+		m[m.key(r.SourcePartition)] = r.SourceOffsetMap()
 	}
 }
 
@@ -255,7 +255,7 @@ func TestResumeFromOffsets(t *testing.T) {
 	var second []string
 	for _, task := range startTasks(t, props, 2, offsets) {
 		recs := poll(t, task, 20)
-		if it := recs[0].SourceOffset[CurrentIterationField]; it != int64(31) {
+		if it := recs[0].SourceOffsetMap()[CurrentIterationField]; it != int64(31) {
 			t.Fatalf("resumed at iteration %v, want 31", it)
 		}
 		for _, r := range recs {
