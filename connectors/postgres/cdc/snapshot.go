@@ -281,6 +281,14 @@ type snapshotEmitter struct {
 	pendingFirstIn bool
 	pendingLastIn  bool
 	batch          []*connect.SourceRecord
+
+	// What every row but the last shares, made once: the source offset
+	// (lsn and ts_usec are the snapshot's, fixed from its start; nothing
+	// changes a record's offset map after it is emitted), the source
+	// block's lsn and sequence. A map per row was 5% of a snapshot's CPU.
+	sharedOffset map[string]any
+	lsnValue     *int64
+	sequence     string
 }
 
 func (e *snapshotEmitter) add(ctx context.Context, ct *capturedTable, row *connect.Struct) error {
@@ -335,16 +343,27 @@ func (e *snapshotEmitter) emit(ctx context.Context, last bool) error {
 		marker = "first_in_data_collection"
 	}
 	e.emitted++
-	lsn := int64(e.lsn)
+	if e.lsnValue == nil {
+		lsn := int64(e.lsn)
+		e.lsnValue, e.sequence = &lsn, `[null,"`+strconv.FormatUint(e.lsn, 10)+`"]`
+	}
 	src := SourceInfo{Name: e.t.s.prefix, TsUs: e.tsUs, Snapshot: marker, DB: e.t.s.db, Schema: ct.schema, Table: ct.name,
-		LSN: &lsn, TxID: e.txID, Sequence: `[null,"` + strconv.FormatUint(e.lsn, 10) + `"]`}
+		LSN: e.lsnValue, TxID: e.txID, Sequence: e.sequence}
 	value := ct.schemas.Envelope("r", nil, row, src, time.Now())
 	key, err := ct.schemas.KeyOf(row)
 	if err != nil {
 		return err
 	}
-	off := offset{lsn: e.lsn, snapshot: true, lastSnapshot: last, tsUsec: e.tsUs}
-	rec := connect.NewSourceRecord(e.t.partition, off.toMap(), ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, value)
+	var offMap map[string]any
+	if last {
+		offMap = offset{lsn: e.lsn, snapshot: true, lastSnapshot: true, tsUsec: e.tsUs}.toMap()
+	} else {
+		if e.sharedOffset == nil {
+			e.sharedOffset = offset{lsn: e.lsn, snapshot: true, tsUsec: e.tsUs}.toMap()
+		}
+		offMap = e.sharedOffset
+	}
+	rec := connect.NewSourceRecord(e.t.partition, offMap, ct.topic, ct.schemas.Key, structOrNil(key), ct.schemas.EnvelopeSchema, value)
 	rec.Headers = e.t.contextHeaders(nil)
 	e.batch = append(e.batch, rec)
 	if len(e.batch) >= 256 || last {
