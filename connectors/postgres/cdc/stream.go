@@ -24,6 +24,9 @@ type streamer struct {
 	relations map[uint32]*capturedTable // nil entry: a table not captured
 	skip      offset                    // what the stored offset says was already emitted
 
+	offsetFn   connect.OffsetFunc // txOffset's function, for offsetBase
+	offsetBase offset
+
 	// The transaction being received.
 	inTx       bool
 	xid        uint32
@@ -507,6 +510,25 @@ func (st *streamer) addMeta(id string, v *connect.Struct, seqDelta int64) {
 	st.batch = append(st.batch, connect.NewSourceRecord(st.t.partition, off.toMap(), st.t.s.txTopic, txKeySchema, key, txValueSchema, v))
 }
 
+// txOffset is the offset function of the current transaction's change
+// records (connect.Record.LazyOffset): within a transaction only
+// event_seq differs, so records carry it as their OffsetArg and the
+// runtime builds a map only for the offsets it commits — a map per
+// change was several allocations each. The function is made again when
+// the transaction (or the incremental snapshot's state) changes.
+func (st *streamer) txOffset() connect.OffsetFunc {
+	base := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro(), incremental: st.incrementalJSON()}
+	if st.offsetFn == nil || st.offsetBase != base {
+		st.offsetBase = base
+		st.offsetFn = func(seq int64) map[string]any {
+			o := base
+			o.seq = seq
+			return o.toMap()
+		}
+	}
+	return st.offsetFn
+}
+
 // source is the source block of a change at lsn in the current
 // transaction.
 func (st *streamer) source(ct *capturedTable, lsn uint64) SourceInfo {
@@ -522,11 +544,12 @@ func (st *streamer) source(ct *capturedTable, lsn uint64) SourceInfo {
 // add appends a record of the current change; sub orders the records of
 // one change (delete, tombstone, create) in its offsets.
 func (st *streamer) add(topic string, ks *connect.Schema, key any, vs *connect.Schema, value any, sub int64, h connect.Headers) {
-	off := offset{lsn: st.finalLSN, lsnCommit: st.finalLSN, seq: st.changeSeq*4 + sub, txID: int64(st.xid), tsUsec: st.commitTime.UnixMicro(), incremental: st.incrementalJSON()}
-	if off.lsnCommit == st.skip.lsnCommit && off.seq <= st.skip.seq {
+	seq := st.changeSeq*4 + sub
+	if st.finalLSN == st.skip.lsnCommit && seq <= st.skip.seq {
 		return // stored before the restart
 	}
-	r := connect.NewSourceRecord(st.t.partition, off.toMap(), topic, ks, key, vs, value)
+	r := connect.NewSourceRecord(st.t.partition, nil, topic, ks, key, vs, value)
+	r.LazyOffset, r.OffsetArg = st.txOffset(), seq
 	if value == nil {
 		r.ValueSchema = nil
 	}
