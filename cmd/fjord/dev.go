@@ -83,10 +83,11 @@ func devProperties(dataDir, kafkaAddr string) map[string]string {
 }
 
 // devInProcess serves the broker to the worker's clients in process
-// (internal/inproc): the worker's producers and consumers reach the
-// broker through memory, not loopback TCP, which is most of what a
-// source or sink task would otherwise spend on system calls. Started
-// first, so it is stopped last.
+// (internal/inproc): the worker's producers and admin clients reach the
+// broker through memory, not loopback TCP, which was most of what a
+// source task spent on system calls (consumers stay on TCP for
+// sendfile; see runtime.KafkaClientOpts). Started first, so it is
+// stopped last.
 func devInProcess(kafkaAddr string) component {
 	return component{name: "in-process listener", start: func(ctx context.Context, b *broker.Server, h *api.Server) (func(), error) {
 		l := inproc.Listen(b.Addr())
